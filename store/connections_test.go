@@ -380,3 +380,35 @@ func TestOrphanedConnectionShowsDisconnected(t *testing.T) {
 		}
 	})
 }
+
+// TestConnectionHolder: the holder of a connection is the owner of its
+// live lease, none before the first lease or once it lapsed.
+func TestConnectionHolder(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		clock := withClock(s)
+		acct := mustAccount(t, s, "acme")
+		a := mustAgent(t, s, acct.ID, "held")
+		conns := s.Connections()
+		holder, err := conns.ConnectionHolder(ctx, a.ID, "telegram")
+		mustOK(t, err)
+		if holder != "" {
+			t.Fatalf("holder before any lease: %q", holder)
+		}
+		_, ok, err := conns.AcquireLease(ctx, a.ID, "telegram", "replica-b", 15*time.Second)
+		mustOK(t, err)
+		if !ok {
+			t.Fatal("lease not acquired")
+		}
+		if holder, err = conns.ConnectionHolder(ctx, a.ID, "telegram"); err != nil || holder != "replica-b" {
+			t.Fatalf("holder %q, %v", holder, err)
+		}
+		if holder, err = conns.ConnectionHolder(ctx, a.ID, "discord"); err != nil || holder != "" {
+			t.Fatalf("holder of another platform %q, %v", holder, err)
+		}
+		clock.add(16 * time.Second)
+		if holder, err = conns.ConnectionHolder(ctx, a.ID, "telegram"); err != nil || holder != "" {
+			t.Fatalf("holder of a lapsed lease %q, %v", holder, err)
+		}
+	})
+}

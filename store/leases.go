@@ -77,6 +77,18 @@ func (s Connections) LeasedElsewhere(ctx context.Context, owner string) ([]domai
 	return rows, wrap("leased elsewhere", err)
 }
 
+// ConnectionHolder is the owner of the live lease on the agent's
+// connection to platform: the replica running it now; "" when none does.
+func (s Connections) ConnectionHolder(ctx context.Context, agentID, platform string) (string, error) {
+	var owners []string
+	err := s.read(ctx).Model(&connectionRow{}).Where("agent_id = ? AND platform = ? AND lease_expires_at >= ?", agentID, platform, s.now()).
+		Pluck("lease_owner", &owners).Error
+	if err != nil || len(owners) == 0 {
+		return "", wrap("connection holder", err)
+	}
+	return owners[0], nil
+}
+
 // ReleaseLeases frees every lease owner still holds, in one statement,
 // leaving the connections' states as they are: a stopping replica's last
 // word for the leases its runners could not release in time.
