@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/agentd/agentd/connect"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/turn"
 )
@@ -27,7 +28,31 @@ type Store interface {
 	// domain.ErrScheduleTaken when someone fired, skipped or changed it
 	// first.
 	SkipSchedule(ctx context.Context, id string, due time.Time, reason string) error
+	// NoteScheduleError records reason as the last error of schedule id
+	// while its last run is still runID.
+	NoteScheduleError(ctx context.Context, id, runID, reason string) error
 }
+
+// Holders says which replica runs an agent's connection to a platform.
+type Holders interface {
+	// ConnectionHolder is the owner of the live lease on the connection,
+	// as Chats.Owner names a replica; "" when no replica runs it.
+	ConnectionHolder(ctx context.Context, agentID, platform string) (string, error)
+}
+
+// Chats sends replies to platform chats through the agents' bots
+// connected on this replica; *connect.Supervisor implements it.
+type Chats interface {
+	// Owner names this replica as the leases of its connections do.
+	Owner() string
+	// DeliverRun sends the reply of run, once it has ended, to chat
+	// through the agent's bot on platform; done gets nil once it was
+	// sent, else why it was not (the bot is not connected here, the run
+	// failed, the platform refused it).
+	DeliverRun(agentID, platform, chat string, run domain.Run, done func(error))
+}
+
+var _ Chats = (*connect.Supervisor)(nil)
 
 // Turns accepts a schedule's message as a run and runs it in the
 // background; *turn.Service implements it.
@@ -48,6 +73,13 @@ var _ Turns = (*turn.Service)(nil)
 type Config struct {
 	Store Store
 	Turns Turns
+	// Holders and Chats deliver the replies of the schedules that have a
+	// target: a target's schedule is fired by the replica that runs the
+	// agent's bot, so the reply can go, or by any when none runs it (its
+	// lastError then says so). Chats is nil on a replica that runs no
+	// platform connections; Holders nil means that none does.
+	Holders Holders
+	Chats   Chats
 	// Every is how often to look for due schedules (DefaultEvery).
 	Every  time.Duration
 	Logger *slog.Logger
@@ -106,11 +138,24 @@ func (f *Firer) FireDue(ctx context.Context) {
 }
 
 // fire makes sc's due time one run, in the background, unless another
-// process claimed it first; when the agent cannot answer, it passes the
-// due time over with the reason. Any other failure (the database) leaves
-// the due time for the next look.
+// process claimed it first or, for a schedule with a target, the agent's
+// bot runs on another replica, which fires it; when the agent cannot
+// answer, it passes the due time over with the reason. Any other failure
+// (the database) leaves the due time for the next look.
 func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
 	log := f.cfg.Logger.With("schedule", sc.ID, "agent", sc.AgentID)
+	connected := false
+	if sc.Target != nil {
+		holder, err := f.holder(ctx, sc)
+		if err != nil {
+			log.WarnContext(ctx, "schedule not fired: its bot's replica not read; the next look tries again", "error", err)
+			return
+		}
+		if holder != "" && (f.cfg.Chats == nil || holder != f.cfg.Chats.Owner()) {
+			return // the replica running the bot fires it, and sends the reply
+		}
+		connected = holder != ""
+	}
 	t, err := f.cfg.Turns.Accept(ctx, input(sc))
 	switch {
 	case errors.Is(err, domain.ErrScheduleTaken):
@@ -134,7 +179,46 @@ func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
 	// The run outlives this look and the loop; nobody follows its events.
 	f.cfg.Turns.Detach(context.WithoutCancel(ctx), t, func(turn.Event) error { return nil })
 	log.InfoContext(ctx, "schedule fired", "run", run.ID, "due", sc.NextRunAt)
+	if sc.Target != nil {
+		f.deliver(ctx, sc, run, connected)
+	}
 }
+
+// holder is the replica running the bot of sc's target, "" for none.
+func (f *Firer) holder(ctx context.Context, sc domain.Schedule) (string, error) {
+	if f.cfg.Holders == nil {
+		return "", nil
+	}
+	return f.cfg.Holders.ConnectionHolder(ctx, sc.AgentID, sc.Target.Platform)
+}
+
+// deliver has the reply of run, sc's, sent to sc's target through the
+// agent's bot, connected on this replica, once the run has ended; why it
+// was not sent becomes sc's last error (while run is its last).
+func (f *Firer) deliver(ctx context.Context, sc domain.Schedule, run domain.Run, connected bool) {
+	target := sc.Target
+	failed := func(err error) {
+		reason := fmt.Sprintf("the reply was not sent to %s chat %s: %v", target.Platform, target.ChatID, err)
+		write, cancel := context.WithTimeout(context.WithoutCancel(ctx), noteTimeout)
+		defer cancel()
+		if err := f.cfg.Store.NoteScheduleError(write, sc.ID, run.ID, reason); err != nil {
+			f.cfg.Logger.WarnContext(write, "schedule's last error not recorded", "schedule", sc.ID, "reason", reason, "error", err)
+		}
+	}
+	if !connected {
+		failed(fmt.Errorf("the agent's %s bot is not connected", target.Platform))
+		return
+	}
+	f.cfg.Chats.DeliverRun(sc.AgentID, target.Platform, target.ChatID, run, func(err error) {
+		if err != nil {
+			failed(err)
+		}
+	})
+}
+
+// noteTimeout bounds the write of why a reply was not sent, which may
+// come when the run ends, long after the look that fired it.
+const noteTimeout = 10 * time.Second
 
 // input is the message of sc's due time: from its user, in its
 // conversation, waiting for the agent's slot rather than refused (as a

@@ -3,7 +3,9 @@ package schedule_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -286,4 +288,89 @@ func TestUnavailableAgentFiresNothing(t *testing.T) {
 			t.Fatalf("%d runs", len(runs))
 		}
 	})
+}
+
+// holders names the replica running every agent's bot.
+type holders struct{ owner string }
+
+func (h holders) ConnectionHolder(context.Context, string, string) (string, error) {
+	return h.owner, nil
+}
+
+// chats is the bots of the replica owner: each delivery is kept, and
+// answered with err.
+type chats struct {
+	owner string
+	err   error
+	mu    sync.Mutex
+	sent  []string // "platform chat run"
+}
+
+func (c *chats) Owner() string { return c.owner }
+
+func (c *chats) DeliverRun(_, platform, chat string, run domain.Run, done func(error)) {
+	c.mu.Lock()
+	c.sent = append(c.sent, platform+" "+chat+" "+run.ID)
+	c.mu.Unlock()
+	done(c.err)
+}
+
+func (c *chats) deliveries() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.sent...)
+}
+
+// TestTargetsFireWhereTheBotRuns: a schedule with a target is fired by the
+// replica running the agent's bot, which sends the reply; the others pass
+// it by. When no replica runs the bot, any fires it and the schedule's
+// last error says the reply was not sent, as it says why a delivery
+// failed.
+func TestTargetsFireWhereTheBotRuns(t *testing.T) {
+	ctx := context.Background()
+	c := &clock{t: time.Date(2026, 11, 21, 10, 0, 30, 0, time.UTC)}
+	dsn := storetest.SQLiteDSN(t)
+	here := newReplica(t, dsn, c)
+	a := agent(t, here.st)
+	sc, err := here.st.Schedules().CreateSchedule(ctx, domain.Schedule{AccountID: a.AccountID, AgentID: a.ID,
+		Cron: "@hourly", Text: "digest", Enabled: true, Target: &domain.ScheduleTarget{Platform: "telegram", ChatID: "-100"}})
+	testutil.OK(t, err)
+	bots := &chats{owner: "replica-a", err: errors.New("the bot was blocked")}
+	fireAs := func(holder string, chats schedule.Chats) {
+		t.Helper()
+		f, err := schedule.New(schedule.Config{Store: here.st.Schedules(), Turns: here.turns, Holders: holders{holder}, Chats: chats})
+		testutil.OK(t, err)
+		f.FireDue(ctx)
+	}
+	get := func() domain.Schedule {
+		t.Helper()
+		got, err := here.st.Schedules().GetSchedule(ctx, a.AccountID, a.ID, sc.ID)
+		testutil.OK(t, err)
+		return got
+	}
+
+	c.add(time.Hour) // 11:00:30, due since 11:00
+	fireAs("replica-b", bots)
+	fireAs("replica-a", nil) // a replica that runs no bots
+	if got := get(); len(runsOf(t, here.st, a)) != 0 || !got.NextRunAt.Equal(sc.NextRunAt) {
+		t.Fatalf("fired away from the bot: %+v", got)
+	}
+	fireAs("replica-a", bots)
+	runs := runsOf(t, here.st, a)
+	if len(runs) != 1 || !slices.Equal(bots.deliveries(), []string{"telegram -100 " + runs[0].ID}) {
+		t.Fatalf("runs %d, deliveries %v", len(runs), bots.deliveries())
+	}
+	if got := get(); got.LastError != "the reply was not sent to telegram chat -100: the bot was blocked" {
+		t.Fatalf("last error %q", got.LastError)
+	}
+
+	c.add(time.Hour)
+	fireAs("", bots)
+	runs = runsOf(t, here.st, a)
+	if len(runs) != 2 || len(bots.deliveries()) != 1 {
+		t.Fatalf("runs %d, deliveries %v", len(runs), bots.deliveries())
+	}
+	if got := get(); got.LastRunID != runs[0].ID || got.LastError != "the reply was not sent to telegram chat -100: the agent's telegram bot is not connected" {
+		t.Fatalf("fired with no bot running: %+v", got)
+	}
 }

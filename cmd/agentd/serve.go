@@ -162,11 +162,6 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		return err
 	}
 	defer stopResuming() // stops looking, and the runs taken over end or are left to another replica, before turns drain
-	stopFiring, err := startFiring(st, turns, logger)
-	if err != nil {
-		return err
-	}
-	defer stopFiring() // no schedule fires once the runs are handed over
 	defer handOverWhenStopping(ctx, turns)()
 	srv, err := server.New(server.Config{
 		PublicURL: publicURL(cfg.PublicURL, ls.api.Addr()), DefaultProvider: cfg.DefaultProvider, Version: buildVersion(),
@@ -189,11 +184,16 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 	hooks := cfg.Webhooks
 	hooks.Logger = logger
 	defer startWebhooks(st, hooks)() // stopped before the database closes
-	stopConnections, err := startConnections(ctx, cfg, st, turns, logger, reg)
+	sup, stopConnections, err := startConnections(ctx, cfg, st, turns, logger, reg)
 	if err != nil {
 		return err
 	}
 	defer stopConnections()
+	stopFiring, err := startFiring(st, turns, sup, logger)
+	if err != nil {
+		return err
+	}
+	defer stopFiring() // no schedule fires once connections stop and runs are handed over
 	return e.runHTTP(ctx, cfg, ls, srv, logger)
 }
 
@@ -265,9 +265,15 @@ func startResuming(ctx context.Context, jobEngine *engine, turns *turn.Service, 
 
 // startFiring fires the agents' due schedules until the returned stop is
 // called: every replica looks every schedule.DefaultEvery, and the store's
-// claim makes each due time one run whichever replica fires it.
-func startFiring(st *store.Store, turns *turn.Service, logger *slog.Logger) (stop func(), err error) {
-	firer, err := schedule.New(schedule.Config{Store: st.Schedules(), Turns: turns, Logger: logger.With("component", "schedules")})
+// claim makes each due time one run whichever replica fires it. sup, the
+// platform connections of this replica (nil when it runs none), sends the
+// replies of the schedules that have a target.
+func startFiring(st *store.Store, turns *turn.Service, sup *connect.Supervisor, logger *slog.Logger) (stop func(), err error) {
+	cfg := schedule.Config{Store: st.Schedules(), Turns: turns, Holders: st.Connections(), Logger: logger.With("component", "schedules")}
+	if sup != nil {
+		cfg.Chats = sup
+	}
+	firer, err := schedule.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("build schedules: %w", err)
 	}
@@ -310,11 +316,12 @@ func inBackground(work func(ctx context.Context)) (stop func()) {
 }
 
 // startConnections runs the platform connections' supervisor unless
-// AGENTD_CONNECTIONS is off; the returned function stops it and waits for
-// its connections to release their leases.
-func startConnections(ctx context.Context, cfg config, st *store.Store, turns connect.Turner, logger *slog.Logger, reg *prometheus.Registry) (func(), error) {
+// AGENTD_CONNECTIONS is off, and returns it (nil when off); the returned
+// function stops it and waits for its connections to release their
+// leases.
+func startConnections(ctx context.Context, cfg config, st *store.Store, turns connect.Turner, logger *slog.Logger, reg *prometheus.Registry) (*connect.Supervisor, func(), error) {
 	if !cfg.Connections {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	sup, err := connect.New(connect.Config{
 		Stores: connectStores(st), Turner: turns, Logger: logger.With("component", "connections"), Registerer: reg,
@@ -322,7 +329,7 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, turns co
 			&x.Platform{APIURL: cfg.TwitterURL, PollInterval: cfg.TwitterPoll}},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("build connections: %w", err)
+		return nil, nil, fmt.Errorf("build connections: %w", err)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
@@ -330,7 +337,7 @@ func startConnections(ctx context.Context, cfg config, st *store.Store, turns co
 		defer close(done)
 		_ = sup.Run(ctx)
 	}()
-	return func() { cancel(); <-done }, nil
+	return sup, func() { cancel(); <-done }, nil
 }
 
 // newRegistry returns the Prometheus registry of the process, with the Go

@@ -113,12 +113,20 @@ type telegramE2E struct {
 // waits until it is connected.
 func startTelegramAgent(t *testing.T, token string, botID int64, bot, name string, telegram map[string]any) *telegramE2E {
 	t.Helper()
-	tg := telegramtest.New(t)
-	tg.AddBot(token, botID, bot)
-	settings := map[string]any{"secrets": map[string]string{"TELEGRAM_BOT_TOKEN": token}}
+	settings := map[string]any{}
 	if telegram != nil {
 		settings["telegram"] = telegram
 	}
+	return startTelegramAgentWith(t, token, botID, bot, name, settings)
+}
+
+// startTelegramAgentWith is startTelegramAgent with the agent's settings
+// (its bot token added to their secrets).
+func startTelegramAgentWith(t *testing.T, token string, botID int64, bot, name string, settings map[string]any) *telegramE2E {
+	t.Helper()
+	tg := telegramtest.New(t)
+	tg.AddBot(token, botID, bot)
+	settings["secrets"] = map[string]string{"TELEGRAM_BOT_TOKEN": token}
 	return &telegramE2E{tg: tg, platformE2E: startPlatformAgent(t, map[string]string{"TELEGRAM_API_URL": tg.URL}, "telegram", name, settings)}
 }
 
