@@ -530,7 +530,9 @@ func (h *Handler) finish(ctx context.Context, c Call, task domain.A2ATask, res t
 	return stored
 }
 
-// reason says why a turn failed, in the words of the API's error.
+// reason says why a turn failed, in the words of the API's error, its
+// code first (CONVERSATION_BUSY, MODEL_ERROR, ...): a client tells the
+// failures apart by it, as a Send Message caller does by the status.
 func (h *Handler) reason(err error, requestID string, gone bool) string {
 	var ended *runEndedError
 	switch {
@@ -540,10 +542,14 @@ func (h *Handler) reason(err error, requestID string, gone bool) string {
 		return ended.reason()
 	}
 	p := h.cfg.Explain(err, requestID)
+	msg := p.Message
 	if why, ok := p.Details["reason"].(string); ok && why != "" {
-		return strings.TrimSuffix(p.Message, ".") + ": " + why
+		msg = strings.TrimSuffix(p.Message, ".") + ": " + why
 	}
-	return p.Message
+	if p.Code == "" {
+		return msg
+	}
+	return p.Code + ": " + msg
 }
 
 // explain puts an error of a turn or the store in JSON-RPC's terms: bad
