@@ -340,6 +340,7 @@ func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect
 		return
 	}
 	var held *string
+	var sent strings.Builder // the text of the chunks sent
 	appended := false
 	unhold := h.hold(ctx, c, task)
 	defer unhold()
@@ -351,12 +352,23 @@ func (h *Handler) run(ctx context.Context, c Call, id json.RawMessage, d dialect
 			if err := send(d.chunk(task, *held, appended, false)); err != nil {
 				return err
 			}
+			sent.WriteString(*held)
 			appended = true
 		}
 		token := e.Token
 		held = &token
 		return nil
 	})
+	if waiting := (*turn.AwaitingDecisionError)(nil); errors.As(err, &waiting) {
+		// The task stays working while a person decides (the operator's
+		// input, not this client's); the run goes on wherever the
+		// decision is made, so the rest of the reply comes as one chunk.
+		o := h.decided(ctx, c, waiting.Run)
+		if res, err = o.Result, o.Err; err == nil {
+			rest := strings.TrimPrefix(res.Text, sent.String())
+			held = &rest
+		}
+	}
 	if err == nil {
 		last := res.Text // a reply that came in no fragment
 		if held != nil {
@@ -530,7 +542,9 @@ func (h *Handler) finish(ctx context.Context, c Call, task domain.A2ATask, res t
 	return stored
 }
 
-// reason says why a turn failed, in the words of the API's error.
+// reason says why a turn failed, in the words of the API's error, its
+// code first (CONVERSATION_BUSY, MODEL_ERROR, ...): a client tells the
+// failures apart by it, as a Send Message caller does by the status.
 func (h *Handler) reason(err error, requestID string, gone bool) string {
 	var ended *runEndedError
 	switch {
@@ -540,10 +554,14 @@ func (h *Handler) reason(err error, requestID string, gone bool) string {
 		return ended.reason()
 	}
 	p := h.cfg.Explain(err, requestID)
+	msg := p.Message
 	if why, ok := p.Details["reason"].(string); ok && why != "" {
-		return strings.TrimSuffix(p.Message, ".") + ": " + why
+		msg = strings.TrimSuffix(p.Message, ".") + ": " + why
 	}
-	return p.Message
+	if p.Code == "" {
+		return msg
+	}
+	return p.Code + ": " + msg
 }
 
 // explain puts an error of a turn or the store in JSON-RPC's terms: bad

@@ -402,14 +402,15 @@ func TestA2AErrors(t *testing.T) {
 }
 
 // TestA2AProviderFailureFailsTheTask: a turn that fails makes a failed
-// task (not a JSON-RPC error), with the reason as its status message.
+// task (not a JSON-RPC error), with the code and the reason as its status
+// message.
 func TestA2AProviderFailureFailsTheTask(t *testing.T) {
 	h := newHarness(t)
 	id := h.createAgent(map[string]any{"name": "Trader"})
 	h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
 	task := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "SendMessage", params: a2aUserMessage("hi", "f")}))["task"]
 	if dig(task, "status.state") != "TASK_STATE_FAILED" || dig(task, "status.message.role") != "ROLE_AGENT" ||
-		!strings.HasPrefix(fmt.Sprint(dig(task, "status.message.parts.0.text")), "The model provider does not serve the model") || dig(task, "artifacts") != nil {
+		!strings.HasPrefix(fmt.Sprint(dig(task, "status.message.parts.0.text")), "MODEL_ERROR: The model provider does not serve the model") || dig(task, "artifacts") != nil {
 		t.Errorf("failed task %v", task)
 	}
 	got := rpcResult(t, h.rpc(rpcCall{agentID: id, method: "GetTask", params: map[string]any{"id": dig(task, "id")}}))

@@ -255,4 +255,30 @@ func TestApprovalOnTheOtherWaysIn(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// A streamed send stays open, its task working, through the wait.
+	h.openai.Enqueue(priceCall)
+	streamed := make(chan []map[string]any, 1)
+	go func() {
+		streamed <- streamResults(t, h.rpc(rpcCall{agentID: c.agent, method: "SendStreamingMessage", params: a2aUserMessage("price of SOL?", "ctx-stream")}))
+	}()
+	var runID string
+	for deadline := time.Now().Add(10 * time.Second); runID == ""; time.Sleep(20 * time.Millisecond) {
+		if list := h.items(h.get("/v1/agents/" + c.agent + "/runs?source=a2a&status=requires_action")); len(list) == 1 {
+			runID = list[0]["id"].(string)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the streamed send's run never waited")
+		}
+	}
+	call = waitingCall(t, h.run(c.agent, runID, 0))
+	if res := c.decide(runID, map[string]any{"callId": call["id"], "approve": true}); res.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", res.Code, res.Body)
+	}
+	events = <-streamed
+	last = events[len(events)-1]
+	if n := len(events); n < 3 || dig(events[n-2], "artifactUpdate.artifact.parts.0.text") != "SOL is at 142." ||
+		dig(last, "statusUpdate.status.state") != "TASK_STATE_COMPLETED" {
+		t.Errorf("the streamed send through a wait: %v", events)
+	}
 }

@@ -117,6 +117,18 @@ async function getRun(): Promise<string | undefined> {
   return data?.data.finishedAt ?? undefined;
 }
 
+async function decideApprovals(): Promise<string | undefined> {
+  const decision: T.ApprovalDecision = { callId: "call_01jd3vb2k8r4m6n8p0q2s4t6vw", approve: false, reason: "not today" };
+  const { data, error } = await sdk.decideApprovals({
+    path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" },
+    body: { decisions: [decision] },
+  });
+  if (error) {
+    return error.error.code;
+  }
+  return data?.data.status;
+}
+
 async function cancelRun(): Promise<T.RunStatus | undefined> {
   const { data } = await sdk.cancelRun({ path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" } });
   return data?.data.status;
@@ -131,6 +143,8 @@ function describe(event: T.StreamEvent): string {
       return `${event.name}(${JSON.stringify(event.arguments)})`;
     case "tool_result":
       return `${event.name}: ${event.ok ? event.result : "failed"}`;
+    case "requires_action":
+      return `run ${event.runId} waits for ${event.toolCalls.length} calls`;
     case "start":
       return `reply ${event.messageId}`;
     case "done":
@@ -494,6 +508,7 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   listAgentRuns,
   getRun,
   cancelRun,
+  decideApprovals,
   streamRun,
 };
 

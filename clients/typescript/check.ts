@@ -128,6 +128,25 @@ async function cancelRun(): Promise<Schemas["RunStatus"] | undefined> {
   return data?.data.status;
 }
 
+// decideApprovals approves the one waiting call with edited arguments.
+async function decideApprovals(): Promise<string | undefined> {
+  const decision: Schemas["ApprovalDecision"] = {
+    callId: "call_01jd3vb2k8r4m6n8p0q2s4t6vw",
+    approve: true,
+    arguments: { amount: 100 },
+    reason: "capped",
+  };
+  const { data, error } = await client.POST("/agents/{agentId}/runs/{runId}/approvals", {
+    params: { path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+    body: { decisions: [decision] },
+  });
+  if (error) {
+    return error.error.code;
+  }
+  const waiting = data.data.requiredAction?.toolCalls.map((c) => c.name).join(",");
+  return `${data.data.status} ${waiting ?? ""}`;
+}
+
 // describe narrows a stream event on its discriminator.
 function describe(event: Schemas["StreamEvent"]): string {
   switch (event.type) {
@@ -137,6 +156,8 @@ function describe(event: Schemas["StreamEvent"]): string {
       return `${event.name}(${JSON.stringify(event.arguments)})`;
     case "tool_result":
       return `${event.name}: ${event.ok ? event.result : "failed"}`;
+    case "requires_action":
+      return `waits for ${event.toolCalls.map((c) => c.name).join(", ")} until ${event.expiresAt}`;
     case "start":
       return `reply ${event.messageId}`;
     case "done":
@@ -488,6 +509,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/agents/{agentId}/runs": { get: listAgentRuns },
   "/agents/{agentId}/runs/{runId}": { get: getRun },
   "/agents/{agentId}/runs/{runId}/cancel": { post: cancelRun },
+  "/agents/{agentId}/runs/{runId}/approvals": { post: decideApprovals },
   "/agents/{agentId}/runs/{runId}/stream": { get: streamRun },
   "/runs": { get: listRuns },
   "/agents/{agentId}/messages/stream": { post: streamMessage },

@@ -1700,7 +1700,7 @@ export interface components {
              *     they run: `never` (default), `always`, or the names of those
              *     that do, as the server names them (at most 64).
              */
-            requireApproval?: ("never" | "always") | string[];
+            requireApproval?: components["schemas"]["ApprovalMode"] | string[];
         };
         /**
          * @description `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -2335,9 +2335,15 @@ export interface components {
             /** @description When the run ended; null while it has not. */
             finishedAt: components["schemas"]["Timestamp"] | null;
         };
+        /** @enum {string} */
+        RequiredActionType: "approve_tool_calls";
+        /**
+         * @description `never`: no tool of the server waits; `always`: every one does.
+         * @enum {string}
+         */
+        ApprovalMode: "never" | "always";
         RequiredAction: {
-            /** @enum {string} */
-            type: "approve_tool_calls";
+            type: components["schemas"]["RequiredActionType"];
             /** @description The calls still waiting for a decision, in call order. */
             toolCalls: components["schemas"]["WaitingToolCall"][];
             /** @description When the calls still waiting are denied with reason `expired` (settings.runs.approvalTimeout after the run began to wait). */

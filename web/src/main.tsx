@@ -9,6 +9,7 @@
 //   #/agents/{id}/chat                         the playground: settings beside a chat
 //   #/agents/{id}/conversations[/{convId}]     history
 //   #/agents/{id}/runs[/{runId}]               its runs, a run's page
+//   #/agents/{id}/schedules                    its schedules: list, create, edit
 //   #/agents/{id}/memory                       memories: search, add, forget
 //   #/agents/{id}/knowledge                    documents: upload, paste
 //   #/agents/{id}/context                      what the next turn would send
@@ -37,6 +38,7 @@ import { Knowledge } from "./knowledge";
 import { Memories } from "./memory";
 import { Overview } from "./overview";
 import { AgentRuns, RunPage, RunsPage } from "./run-pages";
+import { AgentSchedules } from "./schedule-pages";
 import { applyTheme, useTheme } from "./theme";
 import { ErrorBox, go, useRoute } from "./ui";
 import { WebhookPage, Webhooks } from "./webhooks";
@@ -98,6 +100,7 @@ const agentTabs: [string, string][] = [
   ["chat", "Playground"],
   ["conversations", "Conversations"],
   ["runs", "Runs"],
+  ["schedules", "Schedules"],
   ["", "Settings"],
   ["memory", "Memory"],
   ["knowledge", "Knowledge"],
@@ -148,6 +151,7 @@ function AgentPage({ id, tab, rest }: { id: string; tab: string; rest: string[] 
       {tab === "conversations" && rest[0] && <Conversation agent={agent} conversationId={rest[0]} />}
       {tab === "runs" && !rest[0] && <AgentRuns agent={agent} />}
       {tab === "runs" && rest[0] && <RunPage key={rest[0]} agent={agent} runId={rest[0]} />}
+      {tab === "schedules" && <AgentSchedules agent={agent} />}
       {tab === "memory" && <Memories agent={agent} />}
       {tab === "knowledge" && <Knowledge agent={agent} />}
       {tab === "context" && <ContextPreview agent={agent} />}

@@ -327,7 +327,14 @@ function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
       </a>,
     ]);
   }
-  if (run.scheduleId) facts.push(["Schedule", <code key="s">{run.scheduleId}</code>]);
+  if (run.scheduleId) {
+    facts.push([
+      "Schedule",
+      <a key="s" href={`#/agents/${run.agentId}/schedules`}>
+        <code>{run.scheduleId}</code>
+      </a>,
+    ]);
+  }
   return (
     <dl class="facts run-facts">
       {facts.map(([k, v]) => (

@@ -44,7 +44,7 @@ const explain: Partial<Record<ApiFailure["code"], string>> = {
     "This agent is protected from deletion. Untick “Protect from deletion” in its form, save, then delete it.",
   INSUFFICIENT_PERMISSIONS: "This API key is read-only: sign in with a write key to change anything.",
   INSUFFICIENT_QUOTA:
-    "A quota is reached (of the account's agents or webhooks, or of an agent's 10,000 memories or 100 documents and 50 MB of knowledge): delete some first.",
+    "A quota is reached (of the account's agents or webhooks, or of an agent's 10,000 memories, 100 documents and 50 MB of knowledge, or 100 schedules): delete some first.",
   UNAUTHORIZED: "The API key was refused: it may be wrong, expired or revoked. Sign in again.",
   NETWORK: "Check that agentd is running.",
 };
@@ -88,13 +88,18 @@ function refused(error: unknown, id: string): ApiFailure | undefined {
   return error instanceof ApiFailure && fieldOf(error) === id ? error : undefined;
 }
 
-// describedBy names a field's error and hint for aria-describedby.
-function describedBy(id: string, mine: ApiFailure | undefined, hint: string | undefined): string | undefined {
-  return [mine ? `${id}-error` : "", hint ? `${id}-hint` : ""].filter(Boolean).join(" ") || undefined;
+// describedBy names a field's error (the API's, or the problem found
+// before sending) and hint for aria-describedby.
+function describedBy(id: string, wrong: boolean, hint: string | undefined): string | undefined {
+  return [wrong ? `${id}-error` : "", hint ? `${id}-hint` : ""].filter(Boolean).join(" ") || undefined;
 }
 
-// Notes are a field's hint and the API's error for it.
-function Notes({ id, mine, hint }: { id: string; mine: ApiFailure | undefined; hint: string | undefined }) {
+// Notes are a field's hint and the API's error for it or, when the API
+// has none, the problem the page found in what was typed. The API's is
+// announced as it arrives; a problem, which changes as one types, is read
+// with the field instead.
+function Notes(props: { id: string; mine: ApiFailure | undefined; hint: string | undefined; problem?: string }) {
+  const { id, mine, hint, problem } = props;
   return (
     <>
       {hint && (
@@ -107,25 +112,33 @@ function Notes({ id, mine, hint }: { id: string; mine: ApiFailure | undefined; h
           {mine.field}: {mine.details.reason ?? mine.message}
         </p>
       )}
+      {!mine && problem && (
+        <p id={`${id}-error`} class="field-error">
+          {problem}
+        </p>
+      )}
     </>
   );
 }
 
 // Field is a labelled input whose API error is shown beneath it and tied to
 // it with aria-describedby, so a screen reader reads it with the input.
+// problem, when given, is what the page found wrong before sending.
 export function Field(props: {
   id: string;
   label: string;
   error?: unknown;
   hint?: string;
+  problem?: string;
   children: (describedBy: string | undefined, invalid: boolean) => ComponentChildren;
 }) {
   const mine = refused(props.error, props.id);
+  const wrong = mine !== undefined || !!props.problem;
   return (
-    <div class={mine ? "field invalid" : "field"}>
+    <div class={wrong ? "field invalid" : "field"}>
       <label for={props.id}>{props.label}</label>
-      {props.children(describedBy(props.id, mine, props.hint), mine !== undefined)}
-      <Notes id={props.id} mine={mine} hint={props.hint} />
+      {props.children(describedBy(props.id, wrong, props.hint), wrong)}
+      <Notes id={props.id} mine={mine} hint={props.hint} problem={props.problem} />
     </div>
   );
 }
@@ -138,6 +151,7 @@ type FieldProps<V extends string> = {
   label: string;
   error?: unknown;
   hint?: string;
+  problem?: string;
   value: V;
   onValue: (value: V) => void;
 };
@@ -147,9 +161,9 @@ type FieldProps<V extends string> = {
 export function TextField(
   props: FieldProps<string> & Omit<JSX.InputHTMLAttributes<HTMLInputElement>, keyof FieldProps<string>>,
 ) {
-  const { id, label, error, hint, value, onValue, ...input } = props;
+  const { id, label, error, hint, problem, value, onValue, ...input } = props;
   return (
-    <Field id={id} label={label} error={error} hint={hint}>
+    <Field id={id} label={label} error={error} hint={hint} problem={problem}>
       {(desc, invalid) => (
         <input
           {...input}
@@ -168,9 +182,9 @@ export function TextField(
 export function TextArea(
   props: FieldProps<string> & Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, keyof FieldProps<string>>,
 ) {
-  const { id, label, error, hint, value, onValue, ...textarea } = props;
+  const { id, label, error, hint, problem, value, onValue, ...textarea } = props;
   return (
-    <Field id={id} label={label} error={error} hint={hint}>
+    <Field id={id} label={label} error={error} hint={hint} problem={problem}>
       {(desc, invalid) => (
         <textarea
           {...textarea}
@@ -190,9 +204,9 @@ export function TextArea(
 export function SelectField<V extends string>(
   props: FieldProps<V> & { options: readonly (V | { value: V; label: string })[] },
 ) {
-  const { id, label, error, hint, value, onValue, options } = props;
+  const { id, label, error, hint, problem, value, onValue, options } = props;
   return (
-    <Field id={id} label={label} error={error} hint={hint}>
+    <Field id={id} label={label} error={error} hint={hint} problem={problem}>
       {(desc, invalid) => (
         <select
           id={id}
@@ -289,7 +303,7 @@ export function Choices<T extends string>(props: {
       id={props.id}
       class={mine ? "invalid" : undefined}
       tabIndex={-1}
-      aria-describedby={describedBy(props.id, mine, props.hint)}
+      aria-describedby={describedBy(props.id, mine !== undefined, props.hint)}
     >
       <legend>{props.legend}</legend>
       {props.options.map((o) => (
@@ -321,20 +335,22 @@ export function Group(props: {
   legend: string;
   error?: unknown;
   hint?: string;
+  problem?: string;
   children: ComponentChildren;
 }) {
   const mine = refused(props.error, props.id);
+  const wrong = mine !== undefined || !!props.problem;
   return (
     <fieldset
       id={props.id}
-      class={mine ? "invalid" : undefined}
+      class={wrong ? "invalid" : undefined}
       tabIndex={-1}
-      aria-describedby={describedBy(props.id, mine, props.hint)}
+      aria-describedby={describedBy(props.id, wrong, props.hint)}
     >
       <legend>{props.legend}</legend>
       <Notes id={props.id} mine={undefined} hint={props.hint} />
       {props.children}
-      <Notes id={props.id} mine={mine} hint={undefined} />
+      <Notes id={props.id} mine={mine} hint={undefined} problem={props.problem} />
     </fieldset>
   );
 }
@@ -410,6 +426,32 @@ export function Confirm(props: {
         Cancel
       </button>
     </div>
+  );
+}
+
+// Switch is a checkbox drawn as an on/off switch, with the switch role so
+// a screen reader says "on" or "off"; label names it, visibly unless
+// hideLabel (a table's column already says what it switches).
+export function Switch(props: {
+  id?: string;
+  label: ComponentChildren;
+  hideLabel?: boolean;
+  checked: boolean;
+  disabled?: boolean;
+  onChange: (on: boolean) => void;
+}) {
+  return (
+    <label class="switch">
+      <input
+        id={props.id}
+        type="checkbox"
+        role="switch"
+        checked={props.checked}
+        disabled={props.disabled}
+        onChange={(e) => props.onChange(e.currentTarget.checked)}
+      />
+      <span class={props.hideLabel ? "visually-hidden" : undefined}>{props.label}</span>
+    </label>
   );
 }
 
