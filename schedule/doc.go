@@ -14,4 +14,10 @@
 // A due time the agent cannot answer (inactive, in error during its
 // cool-down, a provider it cannot call) makes no run: it is passed over
 // with the reason as the schedule's last error.
+//
+// A schedule with a target (a Telegram chat, a Discord channel) is fired
+// by the replica running the agent's bot (Holders), which has the reply
+// sent there once the run ends (Chats, the connection supervisor); when no
+// replica runs the bot, any fires it and the last error says the reply
+// was not sent.
 package schedule
