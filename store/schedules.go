@@ -168,10 +168,13 @@ func (s Schedules) UpdateSchedule(ctx context.Context, accountID, agentID, id st
 		if err != nil {
 			return err
 		}
-		if retimed {
-			if err := plan(&sc, t); err != nil {
-				return err
-			}
+		// Checked whole, whatever changed; a due time about to fire is
+		// kept unless the timing changed.
+		if err := plan(&sc, t); err != nil {
+			return err
+		}
+		if !retimed {
+			sc.NextRunAt = before.NextRunAt
 		}
 		if !counts(before, t) && counts(sc, t) {
 			if err := checkQuotas(tx, sc, t); err != nil {
@@ -187,7 +190,8 @@ func (s Schedules) UpdateSchedule(ctx context.Context, accountID, agentID, id st
 }
 
 // applyChanges is sc with c applied at now, and whether its timing
-// changed; an ErrInvalid names a member c cannot set.
+// changed; an ErrInvalid refuses cron and at together, or an at that has
+// passed or lies too far (plan checks the rest).
 func applyChanges(sc domain.Schedule, c domain.ScheduleChanges, now time.Time) (domain.Schedule, bool, error) {
 	if c.Cron != nil && c.At != nil {
 		return sc, false, fieldError("cron", "exactly one of cron and at must be given")
@@ -221,7 +225,7 @@ func applyChanges(sc domain.Schedule, c domain.ScheduleChanges, now time.Time) (
 	if c.Target != nil {
 		sc.Target = *c.Target
 	}
-	return sc, retimed, checkSchedule(sc)
+	return sc, retimed, nil
 }
 
 // DeleteSchedule deletes schedule id of the account's agent; a run it made

@@ -130,6 +130,9 @@ func TestScheduleLifecycle(t *testing.T) {
 		}
 		_, err = schedules.UpdateSchedule(ctx, acct.ID, a.ID, daily.ID, domain.ScheduleChanges{Cron: &hourly, At: &at})
 		wantField(t, err, "cron")
+		atlantis := "Europe/Atlantis"
+		_, err = schedules.UpdateSchedule(ctx, acct.ID, a.ID, once.ID, domain.ScheduleChanges{Timezone: &atlantis})
+		wantField(t, err, "timezone")
 		empty, noTarget := "", (*domain.ScheduleTarget)(nil)
 		got, err = schedules.UpdateSchedule(ctx, acct.ID, a.ID, once.ID, domain.ScheduleChanges{RoomID: &empty, Target: &noTarget})
 		mustOK(t, err)
