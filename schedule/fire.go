@@ -168,11 +168,12 @@ func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
 			}
 			return
 		}
-		if err := f.cfg.Store.SkipSchedule(ctx, sc.ID, sc.NextRunAt, reason); err != nil && !errors.Is(err, domain.ErrScheduleTaken) {
+		switch err := f.cfg.Store.SkipSchedule(ctx, sc.ID, sc.NextRunAt, reason); {
+		case err == nil:
+			log.InfoContext(ctx, "schedule due time passed over", "reason", reason)
+		case !errors.Is(err, domain.ErrScheduleTaken): // else another process passed it over
 			log.WarnContext(ctx, "skipped due time not recorded", "error", err)
-			return
 		}
-		log.InfoContext(ctx, "schedule due time passed over", "reason", reason)
 		return
 	}
 	run := t.Run()
