@@ -13,7 +13,7 @@ func (s *Server) ListModelPrices(context.Context, gen.ListModelPricesRequestObje
 	items := make([]gen.ModelPriceEntry, len(entries))
 	for i, e := range entries {
 		items[i] = gen.ModelPriceEntry{Provider: gen.ModelProviderName(e.Provider), Model: e.Model,
-			Input: e.Input, Output: e.Output, Source: gen.ModelPriceEntrySource(e.Source)}
+			Input: e.Input, Output: e.Output, Source: gen.PriceSource(e.Source)}
 	}
 	return gen.ListModelPrices200JSONResponse{Body: gen.ModelPriceListEnvelope{Success: true,
 		Data: gen.ModelPriceList{Items: items}}}, nil

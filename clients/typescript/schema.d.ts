@@ -1881,14 +1881,14 @@ export interface components {
              *     no tools); a last call without tools then gets the answer.
              */
             maxToolSteps?: number;
-            /**
-             * @description What this agent's model costs, overriding the price table in
-             *     force (`GET /models/prices`) for this agent: replies, runs,
-             *     analytics and budgets count with it.
-             */
             price?: components["schemas"]["ModelPrice"];
         };
-        /** @description A model's price, USD per million tokens. */
+        /**
+         * @description A model's price, USD per million tokens. As an agent's
+         *     `modelSettings.price`, it overrides the price table in force
+         *     (`GET /models/prices`) for that agent: its replies, runs,
+         *     analytics and budgets count with it.
+         */
         ModelPrice: {
             /**
              * Format: double
@@ -1914,12 +1914,13 @@ export interface components {
              * @description USD per million output (completion) tokens.
              */
             output: number;
-            /**
-             * @description `builtin`, agentd's own table; `file`, the operator's `AGENTD_PRICES`.
-             * @enum {string}
-             */
-            source: "builtin" | "file";
+            source: components["schemas"]["PriceSource"];
         };
+        /**
+         * @description `builtin`, agentd's own table; `file`, the operator's `AGENTD_PRICES`.
+         * @enum {string}
+         */
+        PriceSource: "builtin" | "file";
         ModelPriceList: {
             /** @description Every priced model, by provider, then model. */
             items: components["schemas"]["ModelPriceEntry"][];
