@@ -867,6 +867,24 @@ func (e Platform) Valid() bool {
 	}
 }
 
+// Defines values for PriceSource.
+const (
+	PriceSourceBuiltin PriceSource = "builtin"
+	PriceSourceFile    PriceSource = "file"
+)
+
+// Valid indicates whether the value is a known member of the PriceSource enum.
+func (e PriceSource) Valid() bool {
+	switch e {
+	case PriceSourceBuiltin:
+		return true
+	case PriceSourceFile:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RequiredActionType.
 const (
 	ApproveToolCalls RequiredActionType = "approve_tool_calls"
@@ -2791,6 +2809,46 @@ type Metrics struct {
 // ModelName defines model for ModelName.
 type ModelName = string
 
+// ModelPrice A model's price, USD per million tokens. As an agent's
+// `modelSettings.price`, it overrides the price table in force
+// (`GET /models/prices`) for that agent: its replies, runs,
+// analytics and budgets count with it.
+type ModelPrice struct {
+	// Input USD per million input (prompt) tokens.
+	Input float64 `json:"input"`
+
+	// Output USD per million output (completion) tokens.
+	Output float64 `json:"output"`
+}
+
+// ModelPriceEntry defines model for ModelPriceEntry.
+type ModelPriceEntry struct {
+	// Input USD per million input (prompt) tokens.
+	Input float64 `json:"input"`
+	Model string  `json:"model"`
+
+	// Output USD per million output (completion) tokens.
+	Output float64 `json:"output"`
+
+	// Provider A supported model provider.
+	Provider ModelProviderName `json:"provider"`
+
+	// Source `builtin`, agentd's own table; `file`, the operator's `AGENTD_PRICES`.
+	Source PriceSource `json:"source"`
+}
+
+// ModelPriceList defines model for ModelPriceList.
+type ModelPriceList struct {
+	// Items Every priced model, by provider, then model.
+	Items []ModelPriceEntry `json:"items"`
+}
+
+// ModelPriceListEnvelope defines model for ModelPriceListEnvelope.
+type ModelPriceListEnvelope struct {
+	Data    ModelPriceList `json:"data"`
+	Success bool           `json:"success"`
+}
+
 // ModelProvider defines model for ModelProvider.
 type ModelProvider string
 
@@ -2811,8 +2869,14 @@ type ModelSettings struct {
 	// no tools); a last call without tools then gets the answer.
 	MaxToolSteps    *int     `json:"maxToolSteps,omitempty"`
 	PresencePenalty *float32 `json:"presencePenalty,omitempty"`
-	Temperature     *float32 `json:"temperature,omitempty"`
-	TopP            *float32 `json:"topP,omitempty"`
+
+	// Price A model's price, USD per million tokens. As an agent's
+	// `modelSettings.price`, it overrides the price table in force
+	// (`GET /models/prices`) for that agent: its replies, runs,
+	// analytics and budgets count with it.
+	Price       *ModelPrice `json:"price,omitempty"`
+	Temperature *float32    `json:"temperature,omitempty"`
+	TopP        *float32    `json:"topP,omitempty"`
 }
 
 // MultitaskStrategy What a message does when its conversation already has a run
@@ -2920,6 +2984,9 @@ type PluginInput struct {
 
 // PluginName Example: @elizaos/plugin-solana
 type PluginName = string
+
+// PriceSource `builtin`, agentd's own table; `file`, the operator's `AGENTD_PRICES`.
+type PriceSource string
 
 // ProviderStatus defines model for ProviderStatus.
 type ProviderStatus struct {
@@ -8130,6 +8197,18 @@ type ClientInterface interface {
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListModelPrices List Model Prices
+	//
+	// The price table in force, all at once (not paginated): agentd's
+	// built-in prices (the current models of each provider's public
+	// price list, on the date the README gives) with the operator's
+	// `AGENTD_PRICES` file over them. A reply of a model not listed
+	// costs 0 unless its agent sets `modelSettings.price`; Ollama models
+	// are listed only when the operator prices them. Read scope.
+	//
+	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
+	ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListRuns List Runs
 	//
 	// The runs of every agent of the account, newest first.
@@ -9661,6 +9740,28 @@ func (c *Client) CallMcp(ctx context.Context, body CallMcpJSONRequestBody, reqEd
 // Corresponds with GET /models (the `ListModels` operationId).
 func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListModelsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListModelPrices List Model Prices
+//
+// The price table in force, all at once (not paginated): agentd's
+// built-in prices (the current models of each provider's public
+// price list, on the date the README gives) with the operator's
+// `AGENTD_PRICES` file over them. A reply of a model not listed
+// costs 0 unless its agent sets `modelSettings.price`; Ollama models
+// are listed only when the operator prices them. Read scope.
+//
+// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
+func (c *Client) ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListModelPricesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -12266,6 +12367,33 @@ func NewListModelsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListModelPricesRequest constructs an http.Request for the ListModelPrices method
+func NewListModelPricesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/models/prices")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListRunsRequest constructs an http.Request for the ListRuns method
 func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, error) {
 	var err error
@@ -13868,6 +13996,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models (the `ListModels` operationId).
 	ListModelsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelsResponse, error)
+
+	// ListModelPricesWithResponse List Model Prices
+	//
+	// The price table in force, all at once (not paginated): agentd's
+	// built-in prices (the current models of each provider's public
+	// price list, on the date the README gives) with the operator's
+	// `AGENTD_PRICES` file over them. A reply of a model not listed
+	// costs 0 unless its agent sets `modelSettings.price`; Ollama models
+	// are listed only when the operator prices them. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
+	ListModelPricesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelPricesResponse, error)
 
 	// ListRunsWithResponse List Runs
 	//
@@ -20697,6 +20839,105 @@ func (r ListModelsResponse) ContentType() string {
 	return ""
 }
 
+// ListModelPricesResponse200Headers the declared response headers of an HTTP 200 response for ListModelPrices
+type ListModelPricesResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListModelPricesResponse429Headers the declared response headers of an HTTP 429 response for ListModelPrices
+type ListModelPricesResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListModelPricesResponse500Headers the declared response headers of an HTTP 500 response for ListModelPrices
+type ListModelPricesResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListModelPricesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ModelPriceListEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListModelPricesResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListModelPricesResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListModelPricesResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListModelPricesResponse) GetJSON200() *ModelPriceListEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListModelPricesResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListModelPricesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListModelPricesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListModelPricesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListModelPricesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListModelPricesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListModelPricesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListRunsResponse200Headers the declared response headers of an HTTP 200 response for ListRuns
 type ListRunsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -23654,6 +23895,26 @@ func (c *ClientWithResponses) ListModelsWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseListModelsResponse(rsp)
+}
+
+// ListModelPricesWithResponse List Model Prices
+//
+// The price table in force, all at once (not paginated): agentd's
+// built-in prices (the current models of each provider's public
+// price list, on the date the README gives) with the operator's
+// `AGENTD_PRICES` file over them. A reply of a model not listed
+// costs 0 unless its agent sets `modelSettings.price`; Ollama models
+// are listed only when the operator prices them. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
+func (c *ClientWithResponses) ListModelPricesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelPricesResponse, error) {
+	rsp, err := c.ListModelPrices(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListModelPricesResponse(rsp)
 }
 
 // ListRunsWithResponse List Runs
@@ -39129,6 +39390,198 @@ func ParseListModelsResponse(rsp *http.Response) (*ListModelsResponse, error) {
 	return response, nil
 }
 
+// ParseListModelPricesResponse parses an HTTP response from a ListModelPricesWithResponse call
+func ParseListModelPricesResponse(rsp *http.Response) (*ListModelPricesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListModelPricesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ModelPriceListEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListModelPricesResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListModelPricesResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListModelPricesResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListRunsResponse parses an HTTP response from a ListRunsWithResponse call
 func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43088,6 +43541,9 @@ type ServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx echo.Context) error
+	// ListModelPrices List Model Prices
+	// (GET /models/prices)
+	ListModelPrices(ctx echo.Context) error
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx echo.Context, params ListRunsParams) error
@@ -44358,6 +44814,15 @@ func (w *ServerInterfaceWrapper) ListModels(ctx echo.Context) error {
 	return err
 }
 
+// ListModelPrices converts echo context to params.
+func (w *ServerInterfaceWrapper) ListModelPrices(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListModelPrices(ctx)
+	return err
+}
+
 // ListRuns converts echo context to params.
 func (w *ServerInterfaceWrapper) ListRuns(ctx echo.Context) error {
 	var err error
@@ -44774,6 +45239,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.UpdateSchedule, options.OperationMiddlewares["updateSchedule"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
 	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
+	router.GET(options.BaseURL+"/models/prices", wrapper.ListModelPrices, options.OperationMiddlewares["listModelPrices"]...)
 	router.GET(options.BaseURL+"/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
 
 }
@@ -55670,6 +56136,138 @@ func (response ListModels500JSONResponse) VisitListModelsResponse(w http.Respons
 	return err
 }
 
+type ListModelPricesRequestObject struct {
+}
+
+type ListModelPricesResponseObject interface {
+	VisitListModelPricesResponse(w http.ResponseWriter) error
+}
+
+type ListModelPrices200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListModelPrices200JSONResponse struct {
+	Body    ModelPriceListEnvelope
+	Headers ListModelPrices200ResponseHeaders
+}
+
+func (response ListModelPrices200JSONResponse) VisitListModelPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModelPrices401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response ListModelPrices401JSONResponse) VisitListModelPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModelPrices429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListModelPrices429JSONResponse) VisitListModelPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListModelPrices500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response ListModelPrices500JSONResponse) VisitListModelPricesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListRunsRequestObject struct {
 	Params ListRunsParams
 }
@@ -58325,6 +58923,9 @@ type StrictServerInterface interface {
 	// ListModels List Models (OpenAI-compatible)
 	// (GET /models)
 	ListModels(ctx context.Context, request ListModelsRequestObject) (ListModelsResponseObject, error)
+	// ListModelPrices List Model Prices
+	// (GET /models/prices)
+	ListModelPrices(ctx context.Context, request ListModelPricesRequestObject) (ListModelPricesResponseObject, error)
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx context.Context, request ListRunsRequestObject) (ListRunsResponseObject, error)
@@ -59701,6 +60302,29 @@ func (sh *strictHandler) ListModels(ctx echo.Context) error {
 	return nil
 }
 
+// ListModelPrices operation middleware
+func (sh *strictHandler) ListModelPrices(ctx echo.Context) error {
+	var request ListModelPricesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListModelPrices(ctx.Request().Context(), request.(ListModelPricesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListModelPrices")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListModelPricesResponseObject); ok {
+		return validResponse.VisitListModelPricesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListRuns operation middleware
 func (sh *strictHandler) ListRuns(ctx echo.Context, params ListRunsParams) error {
 	var request ListRunsRequestObject
@@ -60030,695 +60654,707 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P3rcuO2mjAK3wpK37zV9hpaLbsPSdv11rsUW51o0j6MD8lkoh4TJiEJMQUoBGi3Vo//fbX3/32J+0p2",
-	"4QFAgiQoUbacpNf01NRKW8QZD57z4XMn4rM5Z4RJ0dn/3CGf8GyeEPj3MRECT8g5mScL9bfIZjOcLjr7",
-	"ncspQXhCmHwhUAqfg84dTjKimsVYYvVfaDCMO/v6X9e93d/iV3ffzl7/vvfpm9t392/k27S3+Ae+iTpB",
-	"Z6bnguYzMTGNb/Zuv01fz96yb+e93/fEa/n27h4aS2xnmfGYJJ39zmQud9503+5Ikqa4E3RSIuacCXJJ",
-	"Z6Szv7v36nX3TdCR/JYwcSVI3NnffdN7KNp19jvHOL0lUqCE81sUTfl8vjhAU5ISRAWa8ns0RCnBMZJT",
-	"MuuqKTifwYLVP65fv3nbCTqSzoiQeDbv7Hf2entvd3Z3d/Z2L3d7+73efm+3+/rN2//sBJ1MkBS6qn9c",
-	"7+696jwEHZFFERGisy/TjDw8BMUF/J4RIY9oSiJZvog+iuFXZM4PbckpQRFndyQVWFLO1NrVb2qiF2Lb",
-	"vShJPkl1mSRJ0IwgjH7jt6TrX11tNUN2zvmsuhq7DMoQRupYAnRP5RRRKdA8wXLM05laHkztLMX+pP45",
-	"xYzBlcoUx5RNdqIpVo1t/85+J6Yi4mmsDs17CXpjP0+xRDFHC54hOaXsFuEbnkk4jihLU8IkmsGd/5+W",
-	"m76QKcEzBTzV1yDwjNjdBzADvAskbA9ns74l63b66p9jA3rlR5yRytrVg0DkTr1/WDdDsWqUL7dD4320",
-	"O2Lqve2jz6OOXMzJqLM/6giJUznqBKPi8cLvy5/vqPMwYiOmRt3zjQovFEYFmGASfv15ukAxjZ3Or9p3",
-	"1uc1pdEtYd1u1xnktW8Qtf9HbAs6aLw06ux/Hjm4ZtTZ3+sFoxJOGnX23+zudV+pbgqFwRwlJDbqPMBC",
-	"O9VbfI9p4oPBecrvaExSNIYGCI8lSWHzGroQ3JgLi1/U5ZI05Sl0Nv9ShxzxWH/tfz84uby+Oun/1B9+",
-	"6H/3YeAuXrdQVEihQ8YlwneYJvgmIV1oFxOJaSL0mEJimYnKnCnBgjP48VjdV3HaKZYEJXRGJSKfIkJi",
-	"deEPDXd3TkRWQyDmR3Nh8BjRXuWW/ifB+0PQmRIckxTYELi3eDhhPNUHFxMRpXSuqJuB/BmZ3ZBUID42",
-	"qBewNfwbM3FPUkR1d0MfE6p5F8l5IhBmscLf84SyiR1qO0ARn83wjiBzrG44DhRRsyPzNCbpAcI3Qt3V",
-	"vUKbjDOC7rFQBFREUzLDDj+lqJmaK4Apr6Mpp5GiE2Q2JymWWaowrrqRzr4iBZRN4BQGl3ji33FKBM/S",
-	"iLwQSJF6Reix2gkiTFK5QBJPDhCVaMbviNA0mNyRdIEUeZ0Q9D2RSEz5vUBbmOW83IzIlEYCYUFjst1F",
-	"F4TFapQbHN2q7Q/HO8dYRlPEU/XvE86I/qFp06PON6OOd2vnWJIP6tHswP/WdzkcXL5HwC/wMfqPnUp7",
-	"NWE+zdueO7uZizJJJiStTHZOZpgytYj2E+Z9SpOuM6cgng1ekIizWKCMSZoArN5QphgejUxeqGtjMb9X",
-	"d02kKE3+em/V7ESmi52+QijNM0uO7rG6XjLmqYIpmS6q2yzPNKOMzrJZZ3838M1au6b63Mf4kxrBviSB",
-	"5iRFM8oySezzLR3Dehftvbb6Is7t5AkZSwXYLkdlTn3lYt68W2sxXhi4YvQTUjID2hL6UrYRVgiFRtM1",
-	"QWL3m3dv9t682VtxRg9BRyG0GZEWve71f9IYxI9p+nt9Reskj3iS45oKot0Kd7u9MFBoIex1X4UHGhvO",
-	"CGYC9bqvAoWcpGZR9EACL8R2af2d3W6vE3Somldj/07QYVhJb2qNO3aRJXDEnz4QNpHTzv7uWx+W6VsZ",
-	"1Lczi/VorJDmmJI0QKGWVUdZr/cqojH8l4TlhbYQZ2EXcyynxR6sOKxEzt8zCrRMc/ve/ez1er4NHTqi",
-	"3TA+UzN49+aKgNUtqm/Ldwgtlorgng1GpaU9cZ9HJKGKXjXdXWy+V/d2P42Xb0010DuLd/HezavodfyG",
-	"vB1/M/l2+u63W//O4mIxT9vVMCazOZeERYsfycKHHG+JKL0sgcdE4WnAzftKqCZzojCEoujSCp63ZAFc",
-	"jJySEYNfbni8gEaUob3XaMqzVARonPJZ0QtHEc+YDAyPpCce01TIETNsE55gytCW5ohhCjXwNoysJNGY",
-	"K+Sk+t3z9BbJexqRLrIC8YiphcFSMeNySlK9LirQ6709FA6PBsdnp5eDk8Nfrn8c/HJ9Pri6GByFB842",
-	"pzQhI5YvDAlJkwSlGRMwSu9dfZThyfXVxSDsor7DCGI5YkYsuiVkDkLAlLJJgAQH7QQcsB4Yj1Mipl20",
-	"qw5+780bNE8pk0pYGLH+xeFwqJioFEcKgx7kOzOn+UIUV0IFDM3vmVqMVQWMmFYNUK07wwvF+euWWg5H",
-	"nEVEsV1TLBBhMYnViRgZTm8FfrUni0IQU0IjOZT21x2xJqTqAOOOgkY/B/dmvHfzTfSO7EQpwZLsWKUM",
-	"FoIKiZnsBCXAf/MmUFxCjpYVuZGSpGoF//XraPRpr7czGn36ZvDxX//FyxgOx8BR1h9Hf65OTcs2wMNy",
-	"pk7RUqKcH1ZMs9Z6UXWUBG0psvS3cHt/pK/qngpiz8eMJezzyeUFgV7v7o1YeHY+ODw9ORpeDk9Prt/3",
-	"hx8GR6GG8GhKotu8n1kTTgnMKVPMBI7U0pddgeGnV3DPzvm+2d3zH5rixZsOTm/pVe+1hhjGDXpQYkub",
-	"w1P/5WOEqyIRSqiQmur/LQRq3rTLQlJ48labxAVJZpqZnOMJydfye0bSRbEUYKNKS4jJGGeJBIlVzW7Y",
-	"W4W/VzC7x4XKun7imrnQSkCgUTkLFIJqxT5WPoaHbx73BN+ph9/1k6FCR76MChVnulqPXhz229fVZ1s/",
-	"+TM8IfW9ql8Ry5TUbAjMbtPpq5vxH/7uytM+z5byO2lWY3PSjC1nBVSDdZmcNHs6b3OesQt4b+9p4pXP",
-	"ThViA1KksD2KFD0BIYUKdI8XTcerH3HpgP8lJePOfuf/97Kw8rzUX8XLfBn5ooDKr16UXYrmChpXA1/X",
-	"Wo3uoVZzEU1JnCWkif0T5nv1zkU0XX7nqoG+83Hv5nX0Nv6W9MZ7k9fTt799ezvz37koFvO0i/+Z3Ew5",
-	"v23a1L3+XGdpV3G0ZkfRN7O929fs7fzb33uphuJP/h3d5wt5yoYc61mhqLtiuWo1N+wwwNd4Pk9oBOLB",
-	"y9+EFjfzXXzWqlbdJQaZr6rQ7QRWTQtGFNDHKp55pTYWNinThdGG7H0TWODcN7M+5AZINbFfT1yy0I1x",
-	"IshDW9geqEkG7I4kfE70wVXoRXWv2oSE7UooU6zEHQEdJCwZqC5Y1ezGzYIjzsZ0kqUk7qKcDNleRsOM",
-	"y6aCDHQ/40wQYU1YAo1VaxRxnuzE/J5pxant9kIgR8EUIJIIgl71kNje10KEHvUF8L7oTe+VYZO4sDPF",
-	"oBwA9h5FOE0XKHRGDKF9aK67W9xeqA/G6EpAfROglGfADmdz9TAczbFHGeW7JtPjZbV5s+Kw3ShFF786",
-	"sO0oqnldpbe0t9O0SS23rH+9wzLdWtuRSufhVY61HwnORD2k73BstHlPQzfDk5/6H4ZH1+eDf78aXFyW",
-	"kc2YkgQ8ExSuOTOPANCKQUKzTEh0QwynvI/4nDBMlWQtpymf0yhAk5T/HqAJ55OEBIgnCZ7hMuIZsjuc",
-	"0BiB2QceYGm+Z8VAle0bs719geh/o88IDiFAes/oIUQMz6z0H3Op5AFFZXLFKY51FxAhAHtYvWOARBZN",
-	"jcGC35F0J+FsYnRvw1iLEv+07/if+TW66skTLt8rzPy0d3l4evLT4PyiD/L3yenl9fvTq5Ojjvtu3EmB",
-	"Bo7VtH8Awc6Xg7YYNzBt6S3oBHCSALE0uqFtRbT9G9L0VfeeYkXK9XiuUvXrs/hSn4XVZm/mSRwNPgx/",
-	"Gpz/0vAc7GR/0FP4efDdD6enP/oegxEzlj6H+mb0U7B93cdg9fBfH8KX+hDe8/SGxjFhT34Bg8vB9dn5",
-	"6eXg8HJwVObW5imXJDLgSZiS3mKXWYtJQiQ5y1sp0UkQibjRawAWPkBRQrCSsTQrdNa/PPxBGyF84uKL",
-	"S60XR32rF3+hhjVLIbHWjMHMlLNnZuUurt6/Hx4OFYk6G5wfDy8uhqcnF2gLa//VW7JQe8XoPqWSbAeo",
-	"epwgXJaG+fer08s+2irxg79nXOIAgTD38JVn+2LfZNkoOWRX4omaG79BrkSjCtOcMWRSgSr2KHiV1tqn",
-	"vW+e89F41xyAJbK0UGM7DSurDWvLPTAmRa1yoRIR43IzIRI0N9rS9PXZ/FM8m3OSCRJv9t1oc3jp3Vz6",
-	"Hso9FhoLg87OmKMN2P6hj0YvWKvo6g8kX6ZhBxMsZO6b4Fs72ip5DfAU9AtfCc0X+2KYJCnDyaCA+8dr",
-	"6y4H5yf9D9eD8/PT805Zi6ZnMRrvLQtMNEavxnv4XbT9zNyXu7IAYYYyRj7NDReoFeMH8ABssEyE05QS",
-	"EHOoWbz4CuRfLJCDEvfYwuMmdNLHg4uL/vcDv07ahFKVVdFK9L8hiMzmclEWV8zCkOqmXZC0+e8P0S6b",
-	"jWjPk1AtAfimGRUCfLFgvQrRS85RwhUTVVFMA53QRAEO4OtD+VIfyo+M3ycknpDNKMV+PDn9+cPg6PtB",
-	"g1Ysnw7FPMpmSmb/y6uKPXtq0hPbTX3ljr7U93BMZnxTGuLjwfFpo35YT/TXh/7qJppAfwb7+Qr4Xy7g",
-	"A2QecjZOaCQ3aC787uril4rXELjvrXT9eyjL3PWI+ptMVBzb04z95RVUI1bRUFXNkerAtPhe2rB6bVj1",
-	"QpjF2htfyBRLMgEtXZiS30gkw9zQr1qCSi9fGqbS6CfuMSyDz+ckRjeL/PzMeW8HjtuPuizHzQBLOGVw",
-	"p/760r/cl74pGgeyRCOR02LOF0DlKttoInPgSp67/RmHcXD6A0mJpOiWzL/yf1/u4+Ax2YRq7Pj0aFDo",
-	"xRza52bKedcJOtaZs7Pf0e5qrhYBourBszaE9iGKOdEepuQThQh4SEsSc/htiu8gnowIMHFQrXcu09BZ",
-	"2VE3H0+Q9I5ohRi0gPkOUDTlXJCCPsC3saEw8Dye9Uk7xxg4iyv8jI0ba4nObWXslvF7pk4nJZKmJNb9",
-	"gry9udgA/OOKSNztLnoPHrd6GtfZtnJSDoGEtkAgiUBUVp1m1VWGNv+P47qrvxw4LsZC4oVAoXYyDr+i",
-	"kC8UhWyGsFaIWafu7PCnENVAUToNroXNmMZNxPUrEH+5QHzMYzqmTclevNGK2vW6FGkIeDE+sOGOFYCw",
-	"qVWWrRDa+HOVfAWevyTwnM4J6w83G4ik0z1kznBVzgZ7I4b2UavQJOABOvssS5IixEoR+vTaBCe1Rql6",
-	"94BYz21aQw9iDd3hQ/TSJr1wthjubyQA6WeI77EJhiCaSCAIJ2oKRAoqcUATemcyInyN+fka81N65ZuK",
-	"/KHaYnttmPjOipAcEyC3j8DQqqbFkO0yE4UWy3Ao5BOwIeaF22FFxwlwLk39bA/eOw+8/MqXcB9hE7VT",
-	"2GXhpet28OoZL/J8CoRRqLYe1vd+gELYuiuhqPZusNBWaE/l197HbsoT8tWT9At/l244zneZWDztdbqK",
-	"6OsbNdyjdPP7qFD5N+Rs8hHiP/+B1vZvSHODgt5IQ/d4UWQ0MWmuwlmWSCqxuL0wyvvQ1d6DNWDJQvBc",
-	"0WqcXFuPEbMQ0/KFgPnvseIJdPBwTCKqs4Ux4BQk5wnIaUInULEIQ2MHYzj4+vi/6Me/oQAPykQ2HtOI",
-	"Kr50TlKgRJyJujNs/2wIAQ25kgxUkaDxyrsZtSEViEO6TYjA8D/4otOzvfXqFIYO+zcc6pxfJmojwkzr",
-	"AVmcMyJfH8wX/WA26BRrnUcN5K7rFPvXEEXLm1Dg/9WB9n/gs9iUNQxMJJ4H8SwGqX30dLPZX+MVOsfm",
-	"qoJeiDZmsK9P78t/epsxJWkwYlxeg7mo4QWGqxLq+l6R1bZa3SJkHaEl80+udwHD919IpqscS7hvfgr9",
-	"u/pq3Pone2FneJFwHF9y/gGnTw0SmevBriXn1wkM574yoyHVEXTa6iDQbu/1t2++eYtuFlLLD39N1Udt",
-	"Z4YUlfeCjul3X9/DF/0ezjN2RiDP/dOeQpqx67kZqEpq0oytUAGiiSIynOXJrV2eZl8L4VQiLNHLu92X",
-	"gJ/Fy1Wk62WaMfFy+cR/FabPOT6r28sYimmsKS+LbUJxSPONwD/j6Prs/PSn4dHg/PpyeDw4vbosvIAJ",
-	"XB6yzr6YxWiKwWpHJaT92oYSJebYg1xhWdYL0q/U7st+3ZecH2O2sDU3nvjEsSTXYEO/dmzoDr2r29iD",
-	"UiKG13vWktz07NwpnunpVafQz6++Na39K7bkCpsvBIo400VLogWK8Bwi7FOCoymJDyp2dIEXwiT8NsUE",
-	"vtrN/4faza8YzuSUp/QfT01YYVk3PKfXt2ThtZzzNDcjG1V907tTqyJMmvmf7e35pimZws1uDAm09gU3",
-	"THmGkzFPZwq1GIdfhWPu+C2B/ZJP8zyi2h65yOZznkoSH5OY4kvY8VOOPitGvJ6pIa/hFCtpEdXgO2oy",
-	"ZBOUVqf563L//h26IgC16jqmHQs8W/vKNnyBaGqj4vFZ/5cPp/2j68vT0+sP/fPvB2uLx8/o4lxbXPBV",
-	"wP0ng+UUmE2qLryo2/oEcK6Xo6mLusZB2tSkiZGgLNIGDVu/LS/kCDLW88J4fcVBqeqMZ5ng111e40Fe",
-	"sUdxuabL12fxhT6L84y9p4yK6VPfw/nVyfX74cnw4odqFtC8xINaVUIkieshaWlmfKeSlOB4gcZmTc/6",
-	"INwlB7maxS7B1PvKw7j0NkJbS6youfIV7r9MuN+MZU0BkT9E6zz7o5Kgl9YQFIHKGSusccvin0FTWIny",
-	"+ur8+2WD9s+Yyifr8S1g/dwfXg5Pvm/A6yaLhR+r5wZjKHBc9kf9Qx6FWXuB4Jet6Cu+/yd9FLaO2WaQ",
-	"/sXhD4Ojqw9NOS/sZH/9pBf1jTRlvbC1177ShS/1CWzU/HPevxxcfxgeDy+vB/9xOBgcVbl+t9Db672H",
-	"lqahBMtnrq/kWXjgte3MSbpjoyUbrTtfbTf/42w3m7PaXJ30ry5/OD0f/mdFd7TMZPOMT8NdT7AJm8vm",
-	"rS1XJxdXZ2en55eDo+vjwdGwf335y9ngMdaWZz1H3yKDr/aSf3bUYMrKbobHrJVzKkG5merPKi0FSgZb",
-	"GeprFph/WpjOQUjXFd7rQ0aPQzzHNzShkhJb52lOUvsX+SRBd2qapvAOjDX7hvOEYKYWOM/E9IRLOjZv",
-	"Qvib6fx65iSqnx9yMzm/+Y1EcIzFItOGvDWGq8NpjPgY9ff6aLfb6+pEbM4+osoul70g78nAM4K66kM2",
-	"z+Qxj/VAVJKZu1tbx7lwwEhTvHC6n2bysf2dvXva6yrUng+CRFlKJQgLNCUztdnS1CsO46Le37c+O40S",
-	"mGd6czjWNjqcnJVuo+WEeqSODzDELU2StXYBV3qhunkXb3kbiOkb44isP3je1TeBsREuAeIXAoXZPMaS",
-	"xH0J6eLqtc6LsuK/6vsug4V/H8XkQfkd+EDaC6f5eX9c8kaL7dewyDzlkkc8+Y7m/sgVj5V/uzg9OT87",
-	"9G07yLv/1HSG4W63F0Kkfa/7yj9Gliaex1E5UtUoqK22voBlx6BBrLbEPoIjLGJP0vhA33uMEiqkQGE0",
-	"xVKX4maQd2tOUhRNcYojyOqjq+ptUSnAdhsgZwLw8jX8h9iuo79VuMN2XQ8j0djbjD4SQTYiMP5YlCnx",
-	"ZK0eFXCgsS3uX31mMHATFKSSjrFOuV2+BWy+DP3ntuqSZkTiGEvcjFllmhHPohoPdo7T9UjBGU7lymNz",
-	"tmmnaDiqwZ16MMAU1F/MBXjS74BgRVRDsY9Ctf99NMp6vVdRf6//b4Kz83lkneGQQiPwkYQooYyIABEc",
-	"TdGYJwm/N7mx0U2C2S18P0AYhftoTtkkRBGfzcxk6QLtvsmTY+mC+vfaCFPHLkHn0w4scKcdh15fNxxh",
-	"f6//PZGXWNw6CZjqtAL8CoXCI6FpHqItw/d4Xv6UCsnTxQfCJnIKCWspo7Ns1tnvOW6Jkky0sqfhSUvC",
-	"sBZ8liNQGjdd9Q+Xl2f9TE4rtL32Rm4ITkn6nqczLB/1SkQ+8PKlmnYNyzUXlMdKV5G5ArSd87NDHfqv",
-	"08zudntoRuSUx0IDaqgzOSUQXDkesVDXqe+m86gLIw/ZmIdITyzQVuhkl9Wk4YUwuQWUHKkLvI8YFiis",
-	"mAnCINd0GlL1QhT14MPL/oUj74UHIxZaZBKCQcxWIMWQA5uyidg+AGtar/sq3xNmZqkgJI5YqBYV5gEm",
-	"1tYGmeQr3DdIwT5oLp8jbLPb8QGmRXwVHCHTLJJZSuJ8C1uCEIRv+B3ZLqdLXgUQsMii/XLAaHyiDmjs",
-	"dXt5DmND9tU7LW6oaHqjWQ3I4DNiOoYIYqMgvxeVgiRjtIW1xgly9tuY1nyGCZEK2OyQI2YSCqpWampi",
-	"VALbvgvSzx6zxem4s//r5w7LEpPjsURS8leWnyXLZjfqgj4G3pyieT6MLWwAC4GJVnfbDhCJprwoXmiL",
-	"dz4End8EZ+k88hxwcg9plfe6PT+np8HVwyReEGYriIUBgj8vrEBqfwcmso5X1fOCRwOtXgrCYjVE/jcM",
-	"oztLLG7FywmRpnuv+8ocuY/8Yk12i5NfKRrle7AgqG5jRa8KXWnR4wOZ4GhhZlKTnum1tu6q5vv3jKQL",
-	"27EGIX2GvBtSp1hbMyAjB8FCCcDmdZoxvEvJ8Rpn4KRZQQMW8HJAqiECRe8nfMf8CErec3xva9NV0IQh",
-	"8KvxhOFg2iGKQOvpCIWkGWFKRJZIDX/a17/OCOQqyXasiaZ8OUfwTKjhhUA0PkBqTBNH5aCNiGdJbIvu",
-	"KWT4RMSgT+nxz83yaqufgIK4Nu00+lln5AKi12t9AR4vV6BeAK57ve5WpikNULvYEobdNy/Uc4QHBYq1",
-	"rdQfByMGzDrw0sDgelF0PnDp8HTyu1731YgZFLFfQhFqAh0MC3lFa6hb2t7aNwhaWkEGabWMkUIUMm9G",
-	"Gs0csF7H2urMXveVee273d4LgUKPiifMM+YoFBklVK1T8wljIqOprbfPM4nC/l5/xygywq+K0rKeiYxJ",
-	"mpL4MsVMqEPevKaq133VhJ+sArW02yYV6hpKkCosPp/iVoP4P6P61q8+LKl1N6atLWshf8p1t8+txTUI",
-	"6p9YfaV3uGElVokF9TF6NvNCgdDRVnhLWawzxZrPoUd5AwbnT+bAZ/iT1eLs7n3rwR9qyIaThxmG8Wbv",
-	"ZaPHH3RSrm3nrQY5V41BwytuvfuqXCecjXsSZr517tYRg1Zp5kqCoq4gVGU4CuHQd+2Q7B/bt1R5h1FE",
-	"5pLEjyaQNwmPbhussMG6GsOq6fcQFr8mMPlohKO4WUdYfQJIV2BmhSbIgWbPo1dgVWLhJE9ihOHnmwUy",
-	"739Ll+sOUDimidE+gFbOZ8N5zBtVw67daQkieSSqgHLq7R7p0tM+NziCMAWPv3YyQdJOoIuJOD2LFTcx",
-	"JX+g3tmuqsYKTqWct7DzwtelpwLioAcGFXJsojrqmw/KLN17BGLPOQcPyilRstoBGZSz/pTOm29pnNw8",
-	"bNvQmbWl8SYiBWbH4sDyGVbCgE9K94DFOMWTmZMHEWpgKrHYBycWHna0DOwFmfmcsAbHIOxwk2sD0XKg",
-	"abzJBAt5OM3YrX9Jj0di6/Eapnn5KvPzWHmZrvJ0Fbvh1Tk/kylwM7R1lZrEvpISthfZzYxKCcmp7nl6",
-	"q42v4G6wkw8eOKHJSlJiEUngn2OdKECt4zdIe62uI5NTt6txgl5OSpwXXCMjT2BahN3uWmhE4z46I0Li",
-	"2Vx1HxsaphgGsqM+rSQxeupWF1JWIvrcXLT+zKjMGqiPbmRxyoFifxhOQkRYbOpSAZe8SiSq3REM43/2",
-	"fynEvxlkYhZgt91wf+0k06rRAe12e7mDkrVECqhABLyteKq0Cp6lwvqKthde/irCbKMYS8YkJSwil3Bl",
-	"a+6upRC8rvi7rtzrl2pOGcnlGlwAT5oryo2imjOiyZKRbVJ8r/6TpYkj4TQLOFUz4QLMX7paWNcKNY1K",
-	"oZkbnLI5+EjxfQm53iwk8SlxGySdJQ6IvvOvyjnnpx8G11cXg/NOoP8N/h9NZMrnsFujVOLpbrow5wcq",
-	"pEfH27CxVWKYkon8bkIrFtPgX9S8jtwqdVjVtpTh7wd+jyS3rgkoLHFRIbrhmaVZ6jG+EHmL0Hg1jJju",
-	"i7Z6KCH4Ttds45ncPnCcHhDW5sui1FPOmo/YVpgSmaVsOAPoliRZ5FnNp5zxLCXx9gGaZ2Kqfivc8BFO",
-	"IXB5VARv+dw/nqxRWpO1rO3GT7LVgZ49l3rJ70yxitN2LZxar+d3I1nikVfT7rW3QZdBdS0d2dO1Y+29",
-	"AFcoznxG9calQPCT34NAZImsXUrOs5j3pF8XFFQElYe6jxll7hS7waOZeFf/YJQwrVwDmgCy7A+w3qEo",
-	"6rzCdB4g8glHMllYEq1wzYzMbkgq2hwMLikYWu7W6zvwSNAVjgTScnqf58OmLsuSvxoZS8yvazie+6bw",
-	"K/bURVvmS3KnpDB4N0hhFDoFCkIhdbR+14C4RgwjJRvuCJ5KfJMQcMSBsazXQwjjhGjKE0Ph9MBQhXTE",
-	"CjqnPpUKtVqXUGjvJTiP0TL+ofrF9TWLzy9HLlEd0tV6wqdqCA+gWiUxIrzai0n+rVqMaSpkgMJc9xYi",
-	"rr251C/PpjNsry38s5WCj9IGlrRgPu3+C53LiBwU/uKgCwS+T7t9X1z2LwfXP5+e/zg8+d6GF7mfDk+P",
-	"zz4MLgdHWjhzvui8kkAyrSDifL24+u54eHkJ6Q7qM5V/zOco/5yn2nSb9k8OB7VfhydnV5fX54N/vxqe",
-	"V7+dD/5tcFgbu391+UPRoUFS2owq7xFKvD9OfdeouFtHr/bH4rYnvqplaDDym9TXiY9btpGySDzFLE6I",
-	"L36EIW39gxen/iVCdHX+Ac3wrSnaa8L9sK7vW5TNizAbsQgnyT7CSNAJIzEKz04vLkO0dSExi3EaI5NQ",
-	"QCATD24DNgSRkrKJ6AoSpUSKbv8QEsheDA7PB5ehdsEVRG6j+ykXBO19+pQnuQBJVjPdXdRnC6QL9hmv",
-	"/i3M0CCh/8CnFxDEgczet1VXRXx1qZIRc/YmpGLQ5ymfzaUu6+53k1/m/4NnRJo0BMvgsnz8oE4CBQFG",
-	"W6Eadt9EtoQBwhLNuJBo9y368bttSwHVLbwQI4bTSQYB1AcI30Bo2oxgJlD42R0mQAV47aPPYKHYHzHT",
-	"Rm/g4eEhLG3Y0TVpCBd9Uxzah/0VCDjl2eBA3TLRc5IKzl6Iol70DRnzlCAqUZoxgbaMhxgCYWLbsUO7",
-	"EfkrXdjyl9H83D5UmeGlqCCysm2V7QInvfUuWsmJ91OeGAa5i74jgsbmhRm5B8KzSByog7ElTyECcMTy",
-	"4NudMU1sBx1qCyGCxlqEJJ/vJOSOJLYJlZBXakLvCPPrW/IkCavPwmITHKtjpXfrYiE8pwMWzzn18Xrn",
-	"oInRgZGHKcGSoL6ukccUx0cnDJ6uQQxMohsc3XbBiIbjU5YsmsIAOjeUr14nlqCdtEs1nsur+h1Cs7wT",
-	"LDvua9hIkhae/Zc5wX34WN0KuHokRJKzlEsSVUiCwzJOOE7E2lvUwsPK01OAlZB4Nfvxo21oJ0h4StYD",
-	"kBmZGeFoWZ9j3aqQ3ActaeJxpXkxwiWZzRMsWw9RtNcsSUoj0f7Sj00H75XrapZe1kd9OTOVWVcutNTY",
-	"9r4wZLdV77zxUsoH2B0nxlt82aBnTlPVM8kmlLWXu8+gvQ8fz7mQg0fxRTbY6fuMxgTCtFf1P6/3AMf1",
-	"dufqHmlLhhS8zXN2VHc6h+jcOg79ebpwlDBUIMpsGNYBmqdEWHxqAslDJxutE661EicIuVhtHDy0NOsC",
-	"WqtuCyHJzK/Z1t9yHmxKnIQTQuJUatYRbVmuaK8X9Hq9opVONuEYe/d6vV7Paxdr+dZLj1zyuXnj7aEr",
-	"z6GyMXqQCZLap1jearA6Hj7PIJFb6xVlLD9hF99bwlJQQwfQq+goyMvw2nftoV4uiXSPp8ChjwhxVLD+",
-	"XaZ4/DXV1D9PsbQ6+ltC5mBXyUvz3hgGTTGyOZDtIzrTxqsam1JooPLXZzbb6P/UGvXp7R1ydkdSUZhc",
-	"8Keh7r3rQnqOFkuUe415ckJem8TnAzHjKV0jxkVP4ZDw0iZ6rdTREOkFZ+sYy9rz4n1zxYGOANdseS4y",
-	"5lhHcdpddGU4a8uj45TkUqQARrT7JzPVAMCtyIh5Je1Y4u8ohzCeR3PDPt61+gAJA/VtgI6gsXlKUJYV",
-	"6s77ZMHH8rtfGdmVjKxlPVeyhidYh9M9niXNYWszfOlK2Lcr/qP51WKfOaLb8yHSL5WH/coItmEEH822",
-	"Qa9HMkWaRMaesK1lepjPN1iQ6yxNHmwNbJ3jSlfCprFOauXTjpbUHy2ZXKuGyDPWdlZV3F5LL/sIGasN",
-	"3+xyse5hflzOrcR5Mty62t+YNFYu016qm5b38yp9qW1pkhetXKbfMLPc7GJY7AqkWU3p6uPPZjOceqJf",
-	"KwFVjr3TtVW1BjcbAbWsgzFawDGA/6Y3EMpdwaqD1exN7DP3wIdHvZmm6Np1Ug0szTNol7YiFZWzwQ0A",
-	"uD2qZwFwu8zNAngb+6Bt+KVD8gZu+HmudvDJpslYSxL0y315jhJjngyUsFcW98FRVSDqk/8eI5Ktyclu",
-	"kE/QJ7eBizVX8CzX6/du0xxKe5NeidJ4mHA8oayVN+xZ0dL70kWnNNrSbW3g5C2juflzP84l2baID1wg",
-	"ckXVsCG9kNvG0ZoJfEdiyDTIus/HY87IzHCYN3u336avZ2/Zt/Pe73vitXx7d+/NiAOlbNsJ9Be67dIQ",
-	"DEFS38n0tSUfDOdGS7VzT2Ow+PJ0sTpEGwi4vRuzgHz17vE1XviJwUPlhe0iydFuScyyGs+UzmbgeAHR",
-	"cjphZDQl0a2JRVDfSYwSEHq2jXNvHpHl84aCV8pT+Z6SxBwSOAh09kuct0ebq96BRtACCa5kxZuF6zTm",
-	"di8z9R8bF5KLEHYQDGo6iPfM/6lz2q0Y5FBXNf4juI+gM075bE3jUtrKrESYJCmJdZ7UA0Rmc2lccO6p",
-	"IN5XK/lTRLACnGFPMFy+2C+dn9J71loivz4EGhCBsEmnhmZ4gQSRB9ZkZ3yizNt7IdRTFUS6cF8H2WZQ",
-	"NeSx7pdXKIFb6r+wHPN05nWSfgIa99vFn8FivkmtQsUY2HLL6+oiSha1BvOcvcZGiLzkPFnfL7E5Zf54",
-	"TFLioXWA0fL4Msl5ItAcC63ze/tawbv2LBubmBBPsZeS292yQ/23i9OT08IXFF6K/70dH55ZKqbNgeEs",
-	"moewvu7jOQN1qJYv8Duz5TS67NXmbLE4y6V3p7PV5/nCy9dYoHhP0j97KCt8fHW7pRg4X4yvkI9a2Zo8",
-	"e3VfvlgIO9h6o64uvQDDBXbZy3e7AVZen9qz8PLa7fqRNtMFEtmNIHkkhq0UYwyjAZonWZ5PIeyiAY6m",
-	"uc+J8UZMyTzBEbGJFcCKypnxjPyT7ahfTaJfTaJfTaJfTaJ/uFtffhxfjanPYEx9jEJU00mPtSYCAd6T",
-	"BUs9JWEpo3UV0pErkCwE6Z6AvJ9c1erLkEtcWcSe2wrOZBPmI3t3z8hA/bn20cCFwkeWE9PTLr+XL0WJ",
-	"wnCykAaJlA+3jQasrF9gkqQmymnphdg5h7aDFp/W8YPMx/gui26JN5J8tdasfPRctuAB83kvdfPq2bsq",
-	"tvw88sHzbS69CrOlJZJfPRGLYdYavs7f9CyFVnsuR6fy7CZxHFJstQ/ARalc8wxvCRNXgsT+dUjOk0Ns",
-	"EsZXP9djYVPHdi46peFzgdIdtL7Rpef8RHSZv5yN48ra+3C051OepdB54ddBVuDTFx6cG448lNh1ktbh",
-	"iHfEFnVKFbbzF/UqQLPCRGUpM/UroPqwrtkxNxw7GmOaZGnDmNY3+gLf+fRfx+azdRMvrTJANwsn1tYo",
-	"yfpnw6apitdTnUV/UczJDZdTBF7t+wjX82QUCTugtjaS91zXMsmLwhov/S5gAztyqJsLRD4ZemJS3ZA4",
-	"QJxFBAof+tedVh51GxZdtVXsi1j7wVaulvMEVIzCMW7McFPZNzXSoAlK3KGwRDrBJ9oK+e2+jmoNtwMn",
-	"SJMnAlEWJVlckued2dTleCY6okJSFkm4POAwkZjz29UQ7s+LJDpB5T3ZmdvgKudEqsBeuVkvkjAhxUcm",
-	"Knhdzgm6k6a8HSY2ej0l17mrnoKH90IgJ85aR04peSk00++DrsZNnV1sUMFDg22u0MI6Asyb1d6gZsgg",
-	"3/2ygz32ljoMGbkjabiPGNcB/UZoMSpvCNw+QKHOWRXum/hizgiKORGuTQkGUmuBpn5kbpayUuXovWIb",
-	"L74GU1WFqZKS4e1rMD3bcJMVPHIxu++Qc1WgJyDeVNnU+VAAdCDSRJ1h/hPaKoJIsPq0QxL9QfUGoZsz",
-	"0iJgLNfprSyjVdH+fVS7qMcVrRdC1S/5cQRQDhpCo4CWcD4bxmrrJBEEftJ+DyY5p075ZclTEkNxPZr6",
-	"kvS49G2tMKMi1Vw1zmgJJASdubVdrtLGOLt37Z166y00FK4ryHqe4fmReMGzEsi13sNr0q6s8Nuw3i5u",
-	"wt1eLz/t5q5+gxgM17y5wjFpjZ2V7M4VzTuVU0NFFwSnAu2++6aHJEfv3r17p+jr1eVhoCFZtdFxgI5e",
-	"Hm297vXUA6Bsgqh+wm0y6HjPba/X4rwfCzkrDzb3Iv7ST3aOU0mb0nC3SXCsTyTPcbwEwDd2OyYp8opL",
-	"aio/IgQVEjeUIDmEFPQJiZ0r9uLZBrbFOU6fnwrQMxAgXgg0TvDkQOdmy8tp6hT4KMqkcZtdIWq6uaLt",
-	"3L4jqe7raXJx7ZQ2LR5XVPh118okWU8jHk2xXK/HnIu1ejz4tyEPdYEDrynzdE5Yf6jERrW+bpQ3tXXG",
-	"PQlpp5xGPil24CQL1Y1KmvQVBhNnmYfQeYlLUn3uK0Y/2QL8JdRDmXz7utNcsKLCeKtTiGbzZCd0slLa",
-	"stT++tHW+NhUnbOhn7mjtQ6mcI7J2uSaK3e+0u/EZxbIDS/2fB1PJHPbdsqPK4Gsb9FbFf2twHs+EKir",
-	"iymjYnpdyGbt9/8eupqsHKBIjsmnpXrO9ca3qo8cI1VPGuYrBg8qm1l9snlCypZvuBuZ1JrrvuTT/AVb",
-	"11HDGgAMIBj20W87Y7etHvgjnzCQOTwDbYuWi2G5ugiBrhOy/B1v5KXCNv/E59oSmJqeWUySFjS4Pt4R",
-	"9HsInvJOYaDWj7XhkekNPPKJHdnde3JeMn+sQBs+dRmabEG86+dSt3BnSYIyJmmS59ItoD/PzGuTugrJ",
-	"56VsreoHdUararZ3mmHdQfdeZNQG9etjtjVFlmkGy/fTGMjRUFAP6o3o6jSQym9hSpAcmFyVqptAWyGd",
-	"4QkEW4cBCiE54zXOYsrzOowB6na725B1xGTAe0KZviVEq7GGPdxkUPL4M1XaBLLlrXwXveImijICsrF6",
-	"E6TzhBQtVqNmnok+2MA4WJQOWx3Ub5yaPIKM3IMvT85wwekLe5Sm3D9lEGxjH01uE5nhWBckyrX7ZbXc",
-	"Klj+/Cgi5oBojYh9rJ3jyrfR4i4e5RCacwZqLFQMJixT20XHxg+GcWlSW6IpSQnaEng2T9TljilJYhGg",
-	"EEwiCugZVOkx7M61ptPuI7D1QbTByl6jC538HhLHgj8WwvN5sliuTlwemhaUFJMHBe4LlcQd5rBiQjAY",
-	"uc9/2iryt5ZdqgCmyCetyHgEiJj7alRurtBtLpEqaFxKgWUwuwJ9iCvBEVj6qh5hb96uVFUJPCZycU1j",
-	"wiQd09WOkVWGxRr0FY9Vigjzq6VNIRthzBo74IQMJSl08ZSl3Cw884bH7eiP9GKu+byVk3J5Q7oexqnp",
-	"arRFjzmTqsbE8GpLlcNLoWktsuiwLe0XXkH9yxza1md9co6nplJrcxJlKWsZl9YgkVvq6BUDNsHIeTSF",
-	"dlUtNmgW4Fl8Jqc8LVVT66JTliwsnoMCQzmJDAu7TUpwNC0QsMsKxESr4dJO7qQa1BWV2o6s+OmMRS0p",
-	"1oWDB9ytXNRe+76u8baPdBIb3zDghwaF3XRqmxABzxCA2wIa8yTh95qdwOgmwewWvgeIsFjRMG0P1pP8",
-	"enR6MvgYoi1F8nR4LGY6UFKvZ7sOGEHn0w5829Ew8BhEYqrJNJxTQ3GNUpUeXKfjGr8FCFs+Pw3snqzf",
-	"S5Bvr73B0qd3WGW61MwG+BrkJYk8zFAZq67AZFUEX37qxjvjOvMXrLwgLFZ8aSEFARhohUZoJOVCzxdm",
-	"uhaXSXxehpY21Ga1CHflX2gIrjrX2pkjjxSVWcpeCMV2WR+P8ACF2ks8bwtPvqCRxe+pttNYJ6gXAkEp",
-	"MCKQyCDUm9+ZTJhmHu0Zs9XTlgAqFY7USTTBowIjWKS3QFll9gbvQHfhTX5AxTG0kPXLIwaehVSG/Nji",
-	"gpoiDsERq3BBkji5tW75VAqNgYdxuF3mc429pZRHATpBHn4Y09y2qUjRRQOtbzPhV3hGwPvgxiaxrBZK",
-	"nWMpSapW+V+//tdo9KnX2xmNPu2OR6NP34w//u1ffDTOiXd6TJxwwci+qjCuQSdj9PeMmM8mH+4hZ4w0",
-	"VNIw3GoLE74Zom86mBo9gDbXjFC2ZHHokajtPl3aGRF61+QCZpud+rxMcrc+J3WGuUbP+2jpzVDyYFiS",
-	"C4Da3NIAaqbsj8Z98MIjfaTEb50QlLWIl3VPtVUpm+IeTTWb6pO2m7Pj5Xu0SypdX/n8vc+7Bjje133D",
-	"rVRqANKWo7ILqqO9hrgPN/ClRRaQvPnyxf+hSSmeBonegJcnA0aRXqIZRL7gAIli+/4USuvFTTsIt13g",
-	"9OolPdFaX97exm31FeDxmHVNCzYJ0Rb4/FM2AYe/e0wlaLlAh6nkQhphqJOIbwmicjsYsTDHlWGAwpiK",
-	"4m9wEZzPSbxvrb0md4ca24LqiKVkxu9IvB3k6UC2XOySO9FQuY9ucIyAYQkUWkLw+81ixDDTammY5wAJ",
-	"QlCoIT/c1stSzKlaUpQS0OHgRKAZFYKyybauK5PrH/Pz0LKp3o06Y2dzecYc+BkG94t9mnUpObJVYIRH",
-	"4J47XDNWrkGjX3UCLUYPVvqlmcU2ZcxqwOrtFkLjVjM3KC7aaB5sHdyKr9PTnJXMws5SckfJvSciSEg6",
-	"w5LEl0t493Wz5VdO42ETmfFrgPiwgVz4ZYDxjFiE9npSKpnkGuvM1CrhRa6qsefu7KxcHkKvIajd4mpI",
-	"eDLOd6HqGXB+fli19TUH3242D0zDwkqO2u35rmoCPCU1rpkB75ayeB136B9VeyNKmaf4OGHq0M9b+wOb",
-	"niYArXbnrgSMcD4ToMTwSzqKG1g7y5UoEnDV/WhtIsCU6CjzUrjbPrqfYommWCCR0BjxLLfh3FMW8/ui",
-	"puBeJcw/LyIIAhzjrCGRG5VNKmQwkJWCygLw9JQcfeudKXcmSMF8ZqZ0lBDfLnerrUZGpSSSJXVI480s",
-	"z5kIgF4SBkqA6F5rFbpXPdrGNNDLEzoLp98qJ5W4U+/WcllPRsq1fT4DZs7n2Nxqn3WZNRdwUK2VzaXL",
-	"FW3/6le0VVFtXTJRWCtEW9gE4gRITHGqLRngvcYZeLJRuQ3FX2N4QSHaUr/DO7bqa3gb265pR40IvLvq",
-	"0sS55+vbkOBZurBnSd1rc32tyNxb3dvmQPG5ZNh8gnae/06mXDFZk09wCzS3kDeObfNl8QU6B1YRK8aS",
-	"xb4TW4BtZIGuN1sJztZUyHqo+dNnbU5AeqxeqImu5QaC+ylH9ymXBFFduep+ymfFvkzMtVhN7tyoCld+",
-	"c1feEow2/bCXiGx/1vt2drq5Z+4e33O+9jOH763lmUuJejiu+SjiMyLQOOWzUu7YObXam1RrIRIySTFk",
-	"CbmninJ5CcBRi1x3C3Q0+DC4HFyfnZ9eQuX8XF2FkU6W566EsGZN0RFJqCJq9XTNc22o75hzJjGon3SI",
-	"vn8ovVU3AVt7v7gQa3+BK0FSEe4jMxhi2YykNDKGuVhAnXLCZLpQLHpMJ1RqxLY9YjxFVnkv0FaEBdmh",
-	"TBAmqKR3JEAYJQSD80H499B6wW0fADIcMcbZDhhjAm1elVMiiEkYAC50JjmDov2agBeYdSvP340ZIwmU",
-	"GSdIezOMQXO37a0iHc8oGDjXKILrhhd9DOp5DuDUitNyzwSKwiMTA69QYUzYwtQfN9bRwmdTHa8driwd",
-	"KEBHGB0dW7spGGsOchnpTc8IJMbm+Kb3EHTc6107SgvOdM20iTwmqWF4NfT7gxnBLSK+5EfHYkWLY8Jy",
-	"B4l6M3XI51iSD3RGl0ndcyXnUZZJYg/OUiB9roqJdG9xxPIy77u97QOd6ZfKWmfG5VRBtuI9TV4RqPef",
-	"O1oyEzeuM5EAMM7wJzpTj/2tcX7Uf+1602DUECZYxfWhV1h1n/zZkFc3MskWll0sdD1UDSEVqMR0NTBA",
-	"nyPTthw+VL6YH7IZZjspwbGCEuR8XM0RwOKXF/kp1u5g1uHJT/0Pw6Pr88G/Xw0uLjtB/svx4OKi//2g",
-	"E3SuTvpXlz+cng//c3AEDS6u3r8fHg4HJ5fXZ4Pz4+HFxfD05KITdKqkoNr6369OL/udoNP/Xv11cnp5",
-	"/f706kQ1Ozw9+WlwftG/HJ6elD78PPjuh9PTH0u/HQ0+DH8anP9S+vF4cHxa+enHk9OfPwyOvh9UGsLG",
-	"Sr+Vv1/+cHoEn/sfPpz+DNs46//y4bR/dH15enr9oX9uzuXi6uzs9PxyoE7raNi/vvzlTH04718Orj8M",
-	"j4eX14P/OBwMjsxJXA7OT/ofrgfn56fnaqLTo0Hxlz6Tq5P+T/3hh/53HwbO5o+GF+oXWMj54PD05GgI",
-	"B/W+P9S/Do8Gx2enl4OTw1+ufxz8cj08ub66GHg+nA+uLqDHxeX5oH98/eEULv38qnzq6u/3w5PhxQ+D",
-	"I+fzz/3h5fDke/NL/7v+ydHpyaB2f99dXfyipjj8YXB09WFQG/lscHKkh+mfnZ2f/tT/APA3PB8ceal5",
-	"6QWtRcqPiGIdhLXXq1dyUErwqBmVlLje7XVr/rioYlEanUvVZ47l1CrpbnCsXeLRVuVpATqsPK5tr4Yu",
-	"8ePtn6c0miL4iO6xQFMq91EYcRZlaUpYtAjzTOyU7YwTOplKFOH5unGpOl2V6x4GeWOAhQDeAm05kGsL",
-	"ndjMSDxFKZEKLemB/Fucl3jKZdizxoPq3nlq3gptg7Xn63YX6l/I7xnXfL/HoVb7erwQCBqBi6UuS6Ld",
-	"bO+1iV9nhimFL4yRtbYEKDe2qFZqU3GWKC6tjhe3m/JrLfXiUZBQTyvt5imS6aI/lr7TutAR0UhyMHRD",
-	"hSy1kXPVZwc6oSnB6iQFXgi05UFsB6iGuEoBCBHnECcSg/uM8T2tyve2pEwj0Q86adZYhyjNmI1AvccL",
-	"tFXDRdsHFgEcH57BO9TeqPByhY6MUoNA4q8JB/VEUcdAHQ3acvDWtvUMEMYvwOYZQls1fLbdZFUwEk6z",
-	"E7pug7Zqx7udA1yasRdCL80ia/98mfBFxf/A79EMs4XBXTOjyFfYsC14PjTxGa6gXckDAFG32qH6hsee",
-	"0B5i+bOVXFVF8vaGv4GDU4tMFYVcXi0E5GztDvLutvdcB/9zzFBIY+u/zlwXdSUIlrzbl/mzA+S6DuwH",
-	"IFdpjzTg2He140gI5o1wY/7qVQ91XSRuqP2rXW6ywchsrdA+2j58os1iGJ+yZLFxFYwZtp2Vp27A8Q3p",
-	"1C9Zr24DAIIJbAoUXhLgdq2wtXbj3LolC8RThVBvybx0422TZv+b4Ox8HrUMIfItcOf87BDtdXs2eDBQ",
-	"DAMd00grpoAv0H7/OZ1RXACPigR2wEjFZAzxnr6qjGrh6TxqfOt73d5qUckO4ruj3DlEF4p8XNK7J+be",
-	"quzMRiAGvZ5O7H6zkNpIvsmEXPnGtRF2/bRcsduvlF1p7/Xq2EKwarV4ucUsyzdhfL7q7xcOz++jBEEg",
-	"Td82UrPwlq1piFm/4q/ZRGA2uqpcYO3EnoaM6xewabxcm2ET9gvvsv9M60W+oKHxHdt0Isl8gjMsp+1b",
-	"F8gBQrfKJWU8EgqWTnCD4gjEfiml5j2ItBOOKJNch7S41S4CxfGMmK3vW4hScIwo/KwpxkMIxu/PKMcO",
-	"6qct0AhjhnR0L05GLNR4Jty2MytW1ybxZDEi0ZTrfJ4TekcYuskkghSpKCVKrk/5bMRKZfpiKm6ha0LG",
-	"0jrr6MUbxeZ6AAj3vbqsSungN/xkn8WiVYa39SjL3HR5NqICE/hWfRzNL/KKahVzSTpZq3oDxJ/NsM/J",
-	"Q8iY8mYPNMLumg+sed5iF1qCF08bxJyXzc7bpJ0qZSI2NhyhJWgtKutCRerlWJlZB1TCu1ooiXYfmfzG",
-	"yFobtoM8mXEu+rKiWgsX0BtLFPOctTRGMN0MhNs8l8Pb18YA1g6plnIxlzKC1JVqpTzF9bwfbQJHjqP5",
-	"ZYqZsGW4s9Rz2FMp5+ok1H8Fujr/gLZ0qC++ScgOfFVISQiy/YRcMwD+7Qyo5cehD38pxK04AvPsHoIl",
-	"CpKiyqOARDF4RtBW+F+/4p1/9Hf+s7fzbufj591g7/XDv0DmdkHiEQNfk9DUvArRlCexgABobZhD4d+J",
-	"IjZcvNRtdqBwJE9HLPy7LgnvfuiiH7R2DAoEadOsqTa/jwiL0oXOcyJHLAWJKPyb+b8QUYa+J6bQ8QES",
-	"JhLdaXCDo1t0S8jcWM8MnYKpcpuZe6i7vdodPvhvtQCwuseZAh4IMg4rEBUeqJ9iykOTRN2mBFUrwJKn",
-	"SBAptDbw6Pr48Oz64vJoePq/FYCUswuVhu0EHfMfIXTxoZhyr6bAFlto9MCMW7tYxku8KivTPI26Vte8",
-	"abraFKhCCkOzr2LrDN+W404VT5YQ0VCjNeFscknS2VLz9Qx/yr3ubSBIee7vsnhSFJ8kOE1o4WkskPZd",
-	"hhh8HE0LNQJlOuBJjFgepYCwRK9Lhcx1m5xmoG+VrLy9b1P6ECFzA7St8ECl9jrXXgcKX055KtVGzUbM",
-	"g2YSamiMWLkUm3WtdBMGgXOG1kUYV2yekIqFe6/Ip2303W724ZLm3+Mg3uQZoJvmPg2eXDeVzXk0s+1u",
-	"pDjjvZ4tLeduJN9Xr52+WMPwUxQuT8++3dbraxi3T8Wt97WBemhFcNEz4I5NyM+VVf6ZknOxqQ0g7sWz",
-	"yEJ66Is81ih30jMV3fCcNtA/E8KgM/b9QeHeUc0RvqKfdGJOtGFdY0JdRoJx8FwHXMk4eBH57cFPje4h",
-	"82RdjeXyROnP4gO9hpOzTTRDTdUqP2VuF+LpugsbP+F8e8vTsqePwsfLT/aRa/YuLw/qqtu9l9uLgQOA",
-	"7JA+t3IfiVi+XG8GAnt6Fj6/4BQEbsa3T2tmXjVekyuzSayq/Foswy0pXOFhjK6w5CZq8oAVSUjDz4CK",
-	"ApuNdB99hnSO6AE9hNpBSMfCjekdQWKK56SunSylfsz/0Zhubv1MtQ4787rXpjSuk4Rw3aq6D2UvWU9k",
-	"tJufsv65igbrwSmNCbSrBeQqHj00SahJ3a+N3JYNtal3kOR5zbsimW2L2pLlwnOVTD8Fj18kjjJyiIIg",
-	"nTs8R+ERTnIrpsxS1lx/rqmSnepYcni2Qyn5Rw+fxiQ9yOvxm7AZ6JRi1joR6aVZxMog8lL1uNIlWfex",
-	"JYji3BLk9pzGXyF8yW6zIZXlhqlNsck0W9c0+NQQpTUCjOyZuBG2LtHIz3sVPDyVJXcga/NMuRm8VR7l",
-	"ik0ZR7eTlGdWud8mra3UZTVBuN7r7eXKhPOMQQoamQkU/p6RjMRg3UqwJOm2toclROYuaxOOTNI4brjH",
-	"CNK3HYC7pk5sqTVuts4hKCPqnGRUUPYWl2D5APXaskRSicXthUyxJJPFyiFqHUpvax1RvH064XMdYCcQ",
-	"rucTrtd98HDYlVT6XFotKJVEzHFUjXyHjNF/ugaiCHf0FJqakIZiK6ZfUea/XmgFp+SerFvkaJISIk2M",
-	"RvteGYtIKjFlcvHUekfHOuSkvh9IBHm4vCxxXri1xFs2UXqnuq6vFpIts1voYKe4KLrbqravQiBdlBdb",
-	"Nr/OvDk1AiTAvk5TFM7yor9UIHwDeOOeRgT0oA2lbOfSy5xdTHFKLLNi7TIJHRPVXDuMz3XaqyLFbEH0",
-	"3r3rvnvzvzrl4PnezruPn3eDVw+jUVf/sffwv/5ltRGrdOCB70LzbXifimJoTh7nuAV9zxyfdPvQ+Jww",
-	"TNVTY3Ka8jmNOuoR8N/VfzifAFvKkwTPsP8dugM31ioV2dykYrXsaG4l1QkdTRkGGxxQOC9ojNk+7295",
-	"o6u8RtygLDB/lrrbs27ezazky++akDZyrq5ps4LcQMJg0eKMMJxI69FmtPeOgntnzyNVzPCnwgBSUo33",
-	"VoW2mc48uZBkLpqiG5wi1TO8UHgiL0cNIXsgNOQ6+jcHqIf4eExSMWKmYLDYPsgzHyvJImcfYBgo/zIh",
-	"0iAnQEk1E8ZyNb/ikJSUEpFHHaEkM7ApZilp7NjzCnTzs/KpL+3gpRA+bsbj1pTnWNexMSYrsigHY+Mk",
-	"JTheaNSu2LURszxdgMI0YwxSDvIUhQaXiWsc6fp69gL3Xdw6YqGti9FNMya6NeYrNFU4Q8JgpnC7W/xb",
-	"By2MmFqogpIDNe9vkDHEKdUJTOPr3jtUi6M4QKG64jTN5jIEi7Q2TqutiVIIRtEO9mpUjIZ8gY+yZmXB",
-	"UV1YdlithyeJ4qdDfa6CA+nT9lphKJglYCO2Be1JfA1dtg8UcUsnJER4ruO+QIgmnyCFEUb67IFv1jRr",
-	"xEr3tcU4WPPSjOkgCzW60JZ4uD8G5WyMJ75d+4ipAbW3WZLkUwpbxIYyhNOU3mEjwpdzLZq7ATnLuGrn",
-	"Z6ezO8B5gJiVliI7C3zm5FZ/XFirM4ANbnWiVH1FRH0BEDqFFEnAOquxDwB+XITJmXI9pQxVK+tJtVF2",
-	"Ojvw6jqLsnpG62kCZvVWfBxB9Uwcuk7ZHU5ofF3od+0veE6vb8kCfhHZeEwjJYxdz0kKmTY1GwKE7Zpx",
-	"eT0GoREk6CmP4ScTnA5LWyQcx9eS8+sEp7D4jOX08XpGYoqvzXbU67+G2MBr8inPkACQxHBybTN16qnt",
-	"X4BVrjOG7zDVV1C291zfZGKRl6rHyXV+oqDxuLZpGVbA5LmjVGmOBTJcpO63o64YS3qTWP8SrcelDOVV",
-	"i0At+8joIffFVEGlOfynCmTNIFEccabIqTRREPnPBUDkP7k3aH7SnNp1dUHVQ1byTr2IVKKkoOZOx/4A",
-	"0L6N2wNpxMbJAdh4cvs31Vt13bSgkcKulKEN1WFdWT2VeZlLd1XaW0xJKC5IQeEpBVbbTyjK6pxvUeKR",
-	"3zNFpharQk3Vulqmu/PUecxnMUfQDMSwPL/t3+riWmmTXWDymP7XOTEHjKv7zbfaqL+rH7obllbRVhc3",
-	"elZyTahAN4RVy7MyFXRBUx3QGUmbW4AUOqz4i1a/n1kdwQqnNXc9pa6leSrL8p3VGfjg4oTKxXqKThyr",
-	"IegdaZEAxTj55x4Utk52zUfHkxaXtW2ZKn52zbX4uP7mJEsmZxLakgTPUDTFcjtAJmcS2prRKOU3CZ9M",
-	"KJuoDyavEtrS/AZkQZnPS3n3nCxMJvWSk4/JC6PgcOq1LY7pZHUaftX7ULcFd/IlPnwWb64eEMR3b5CZ",
-	"F+LcRawHcpnkAzbBEzIrF1d1VddTTNmaOXnSeXSVJk90ipeKK5M/YDGVeCKeqpzUh9So5tF+x3kYqHYh",
-	"0b9pYmYDWUTuzWwjYLQaSMPLdnt1j3vTQZumWs3jdCsZ8qqu1YInmOFKIcLd1yV14N9/xTv/6O28617v",
-	"fPxX29H9zZtY0+qYikRivpeTpU2si82ghY3llcpcRYIRxNqOq/Uq/caDNu+prhVriN10Vu17Y+emR7+h",
-	"lg75NKcpETqEsV1+L8d0WEvv9bN1+NLqKCGpkutMuQScEhQTRi0M6hwWKNRrgLoIJTWGFTDUhHDKkCfC",
-	"2rhuyAQzm6Riu9vCku5bUzlVQ1A2q7e2nv+sR2s2orcTV8uXtdQ7J99p4FzhagCoCigm1ZqSJpNrOB8v",
-	"sbGy2vcZjQkU0fM4h+rA/w+0HC5b9gW3L/qzxxBHTayEyS0N/teQiKJw6F6dEGSmc6At8Xiep2RM0pTE",
-	"xVqWD5kJMpjx32hzXjUX17cp8HbuuE0obOQ5TXw3KdWzb/ZXmb/ptW357k2rllUntrtJR0+jh/BCWcb8",
-	"dQitPlTyIvmLtWrf8/RWa6xtjjhfdP8y5xBFEmZz6XnvF1oNZ0uYZ+wAzTjUt8MM7eYpZ2ztFqvFM6lz",
-	"Ei4aKm6tcny9ICbpBni98hnUfbPZaERe5dhovEwBGasoZIRCtRZt/0UMdI18NoxbKcQiLuSViJdE3OrM",
-	"MCX3JIFUN1cBl7F5SiPtWloHlYZVFED2uJj4XD3TjgSdZ8xoaTwUaJEfuE4FajYHhXDuqfBoFx9szX+7",
-	"7g0SQrUOcNXNz5gm4L87xZA8y7uaaoqA9R2BqGUYVxyjZiyrflYefyUyTxYvRFEWOw6gsPqEKWrubtaB",
-	"cn+OsY14hsyxknrPlztYuQyZQTTilsSatLTVMxdO5K2AouyP9NEXqgg1Rk07Y/wAtx/OCGAfw7Jv4dxC",
-	"ohO6A32Ntw0gaU9wL/ikNaav5bMq9/NBdYFJnFxXGqZr1qpWD69w8Vl5EzZPWtOV2+9Vx7qMtbrodnVe",
-	"zjNmy7xU6oBsGGmAIdZMsA7uKLKIrdqGbljyN1pxSMvra1RoYz5ufsn5GeertIgqqPgWqsdTg+OitJj7",
-	"+ktw4UMvDptQEEmXUJULfziUoIHTeZrDomKVNu2nmNPDRjufRxriMUEYiQWLpilnPBNlxHTPsyRGU3zn",
-	"JJZ2MycG9RR/ASolAA1Qt9v168yb7YjrZ7BVm/cXwu4X1BdtKTRgXcHjALCC5Q/gE8TgJCRGOBFcobUR",
-	"K9mrddnkkmW5kvGPISuxjhhMV0GI210w7+fFms8zJXBa/60XQmFQLRiESggaMcnhsw46qBb28aXrfkSU",
-	"V5qxVhBbrQ+XfdG1M3POp+7z1yoOqdG58jzbSFEUgyT+zJhJs5MnI7tniZZU5GtlEgqvy+8P/L6kpQMn",
-	"lRui8JxH9ixroJpzpeIiTMPBCOq/dggnco8KqwYr4tLfvu5Vwqbf9l5/W3INe+t1qdqQozWZUWbzwTSZ",
-	"VWd4gQSRKG+sy5jfZDSROxCPzxMUWmp8bZuFwYiFnxGW/ydAlP2fwMRUhQGwtXyMQiwNdqUsRCKLpggL",
-	"FL7rzcIAhXtTk2rjVRwWZc4wWhCcIjwlON42GTWV5KHG3OHjccEMagekik+PkfPVbigLdEi7yTWV11eN",
-	"FBdJJYrwjOjaGSOW593rIePmAPnyFaMDAWLWC1fye5zGJUDb7fVGLE/163e4f2gA9ZwzrV/NPV44sr0V",
-	"z2DNlNWrfRROknugZI/m5cIfPjuUXfRS7/CCoaxnD7ERC//v//X/OA5u8FdOkUP03yjUBBn+mdPjEP13",
-	"lRL/d5kOH7iD/t//f5/bnFH3jliFUG9DDgfNa0NUH04JGlOGk7I/lt6BdnBhOllqZRLgLc1eiiokQSff",
-	"h+vCRUyJHrsF74le2GP38DW5Wi1/nCbuDZIUYxQlPLpdV5fmLSbDnDc1Vvstqa6ilLP8qXXR+ftD9OrV",
-	"q3fo6vJQq7RmTqBeWaOEJdmROm5sudRRzlLq6LsepWlSK/ZEbhRbMpttJTIuNZtWlTgimholzrh38zp6",
-	"G39LeuO9yevp29++vZ15U75jIXO+3q/mAsiNM4LAtx5kXsaB7d0qYEOhOrfGtHW81wx6gO5rOjNTh2rh",
-	"hBfENAbf/RRwbaitnKGrOVRIFaYjSdLq+NTizzPWb4K8fINa3SBgfyX1RxGU+wcDn1n68vA+3/W0Ohhr",
-	"IVzdkHxqOsFLSELzqZjevSpbm9vcc+mVTzGIHCT+g490DU2QBr41ShIZDHWp+z18bFyjI8ksKwP3D+ON",
-	"Ug/dmsePQEptAzArChdrAk6B/GBb6Q0Wl+d0qCthzOkV6MuFI/dVumDuYqOy8qTYso9Tt0ffb0leAusx",
-	"Ps5klprs5h6mrxw0tNfbe7uzu7uzt3fZe7f/qrff6/1nE3S2g0a77qdkIMIrocA5HYc2telxmOqqF6Wc",
-	"XibWsQTRazoe2PGNg4fzKts9tWpUolcDDtlf3LwwVCCBaYwos1WEdf2FuF7814SvarAOu2V0sA4SKJ54",
-	"q14msNV9/WsiH9tTn4m5q87V5WEZBWzonH+e8uoRKyEGcmHSsRZWpjjWsg918nflEly43W2v+CjBZe2l",
-	"v1ecB0QBiMBWF5vyLEUxXuzw8c6MM0Vc4H/NT/eE3Abmsv8WBpClQwQo1RGSOtSCzAXawqoHmmEZTYlA",
-	"xoSqftJRB0DdIOZR8fYpUU8c6t0B7bMi6N/VapKFEjj/HmNq/qXWYP4JazP/VlgoWYRlFNRD36K/ob+h",
-	"3Z03Fe+lFsGC9vRWZTF8VKrxFjSlGH7Z3W4k+WF1q5tWDdnxN7PKZ1veJrSE7iL/TFWhu6fNHPuzKA1L",
-	"pK2aOrq35FU2OwJfugqj+ykXRKuNcC4Uv7DyE5gVoIyQ5K5exqN8WaYNuCxY3/ZKT10U1ikpbNdiVF83",
-	"i5Kq6gbyGGgzqt2dJ85jimWT/HNpXZ61Ei22ocd5vU6d/MlEahRIdGe319vde/X6zdtvvn3XK+PRt683",
-	"UV69bU652t3X8oMXGb3MSSyDuUtvwohLhz57VDlYasWmleCqySR6vTVIy6XDuNSie4b9k76WUVUTcB0+",
-	"QKHiR00QKI51gc5AUVYoIrcj8B1lEzTjaqnWO6F8nYNMQczL70iaULbqNhtXfgUCxhfBgjfz3Ovxipr7",
-	"/tjGPeXp/PlfStx+LC++Hgf+hBwr9Se+0hD1ud6pklcstzkYb24t6dySBYkVcs5JDI276BQY3FuyEJCp",
-	"HI1TQnbU1xHT44sDFJqE4/B671MqyQ4kptnKs4ujGRa3wmQsg/Th3gLQliStqsdYqaz9oE0LbVK6Fz3S",
-	"jLXyW3G6mG2uih7xQJshuqu4adPOndMaRlZ11c2Knl7Y4ak8TSsJQrCIOhpC/JxAXs/lEcmNy2FPrRlN",
-	"p4TMqiokTeEVRrw8a6zSmVcZtU1KFSOBGdGFG2yIuK9+KHQUTTHFvqQolCGMxvQTidd0+q/Ek3h4cIU6",
-	"vAXy1VZvKMPp4oVAphXaGnVicjfqGDvETUaTOI8w4axN0QY7YVA7bfdwvHwKbOKJzHt+EJtl2yEP1xFn",
-	"pMHNJ7fg6bxdCmpM8i4NNTAHMczJkpy0Ho9C7Ylp/XMa4oqfIynwmcnnCL7yaUYcH1vg4O+xQLlpcR/d",
-	"q32CRRvTOHc1sK6kDTnMWjjdODUel/ncuM57S/P+mfGgFujjLlPbp4wDP809JLvokMdkxEKngnW4nx8Y",
-	"jTCQQcWwQrYjPaKQfD4nMdqKUiymJN4eMceupE/aOG9D4iSo3+l4ckBif4HGOLUVZqDPiE24LlOVV72H",
-	"4AM+1kFjSYIiPiM+erteldMNXmFzfgO3zqc3xsO5KSvM6PMNkFQMClZQrtiYUI0NajPFVqR0RhmW3GSm",
-	"nc9NDrgYOLplmylwQR45sHTvBbjVzfZLexqHaKEdUO0QAHLLO0L4iW0PKVOXt4fcUEV7E4y1qo+OASt1",
-	"S4nQauUVHc+hnSnemgPhQqtGNAw8BK0LzFW2vCoutLbnth3cDbfvU95rm16+e2/XswDNdu0d2IQw2epr",
-	"ddhCDXYWnFwwKd+9zzUl1ibB5pwhzftutG97a13ritrCBFselJEtXgjE54SN2JZ67ALSPeWltUHVb7IR",
-	"OvsJtSXIJFkGNzG1m3DEIGgC7Bg6sjSiisb7kKob5NpaeZ5n7/XkInDiTP/IANGWuDw1Ftv2UaK1J9yQ",
-	"xim1hDmwVBCzhb6bgzyH5DAOixJrhoqOdaXfbAaBwCy2zAtlk7W5soId06Ah8IxY+qtAQ6/whfBXvl/u",
-	"tKFd3SmbHKDvB5fopa7t//KzMbo/vFRC6svPMMrDSwPZY54k/B7qLkvOvdM+C7PVfJMObvV4j41TPJkZ",
-	"mp1f0UH+s9CZycB1MheJGjPYP+dW7TTLNurSBM9eC79cnZntAFw6uYLOnI8TZYQD8OnwgUV+9yL1oWFG",
-	"9cV7HO3SCZTNXIkYnPLfTfa6xoK/Gz1qt1xwsfrlB+8S1qVHb3jo0B4wFTbKuxbVUDvKdc+E3zYVw9Kc",
-	"0R93jPy2k0/bcJA29YdLR1ZnuFmhgakprdaq2x6aXHMQQh/uF6Ycls1ISiOdgpjGAm1BiUSZQuaLmE7U",
-	"Q+IsWWyPGNc+0ZoKbEVYkB3KBGGCSnpHAoRRQrCubfj3ENEJU2Lq9gFIuSPGONuB7CSBTqetOQo1oM4Q",
-	"kMcjUYbmKb3DUpvdBNqapDybixFTzRiXCI/HBKz9Pr4AxzNapAponybGPaF1c13zbD6M101LA2FB8SU/",
-	"1NVimzMRpOdYkg90Rj0P0uZBBo9144OhENoNLwLwIXRdkdD81tWgI5Y7h+z2tg/QXMnnVNZ6W2FX18fI",
-	"mDRFKnMXFJ0NdabzbVeyx75dlQfXpz8tJSNvUr7XTWa+F+X2edPzzeWGNlXSV6z0k/S4qu1e7vb2e+r/",
-	"u7t7r57orpZzlvVMEk5x3jYVQPJivg/BY8lYbAwYx6JlZgpfOj9dWPWFMMl24kBbrYEEg3iCppjFCeSs",
-	"DlWboY3Ru9eRYjs0rrjoqFabqbXfhsz4GFf1zaSGiEmCBL4PmijhAQo/j7TENurso1FnlPV6ryKdNAf+",
-	"TUadh9AIYEYtpnbYMlFgjdaXCVbpFn3UqwYv3i27giHWVym1rpJKEsPijTbfB7VNRtWmjIkgAyoMdEsW",
-	"kOmCjOmnAIXW3LOvz5DG+vxC9BKFxsJV+2QqU6dECK3busmk5Ay8xnTKIu0BVoOMm8VJY6LJ3JCn0OoL",
-	"kRPJQOt3b1k5aVQxqJFu1xVhAViW3ww4qKhm1vOyyMMLGmUoer8apvILg9txF9wEPJ5ah1ZdocOSILCM",
-	"Mq++ompdWzt93Ad6S/zApb6eE3lPSENmOW3vPzoWyz4f60RES9uYrEcNeYq4kO9tznlv6jeuuSlkKKSR",
-	"RrTFeBagqYLUikPG62mlsMLuzruPuqBCL3jz8OtsGn/8l6aKd5viLf7jL85UVJU1vjL/j5fuVlE5tf+c",
-	"ngHisS+1uwaBaoXxfS/ThFkvLdLlN1XlFipDf5WUB5mLdTE2SJCuxvBu43HBXKWFeIi0DXM5b8CDNopK",
-	"kPSORiQPiyltA4JcwST1podiktA7klIiDMndPkBRQnBq0+Do+F6baxFPMPXf21KnIW1oaq9ddELjL0hC",
-	"IumahwrBsBqRdm8D0qJvZnu3r9nb+be/91LNDX3yYoHHRbekSUsIVS3z3Zev141WaR99Yk7mSUEcTXB/",
-	"qkRTYxIE3RAVxlfBaop0/uacrs4IZgIVNQFnXY+juIfyl2C8BRwcOT3WjBApAK8tvOX1mNKkZber8w+1",
-	"2y9d/JKL/Gv6x5cX9zQnispGN+1MUQyv0NhimUHXBsUDI6i7BbmRBvFMRnxmbNoCKtEJiUymHQ8/72Tq",
-	"82TVe1zSuLuGl3lpbfVAUIVJXF+IhUoY0Y5vznoLtEjupMGL8S7eu3kVvY7fkLfjbybfTt/95g3UrSPW",
-	"uHmE26ZQ375ezJqn0CpI2L0cQ7i6TcvQbjyH3sRBP1xeniFTiNBgufLgZSGCSjThEjFuCwZ5cyoy8umR",
-	"e2+X68oCe9VR64n5ZgAxWBjMK4jkia3cpFM5eLd4kpsIDKm+8j85PsSzw00hyeLIng1TlsivQ67feMm1",
-	"BZtN7O+59lQQ7qdymE79Z12Gy/5VAbigkzH6e0bMZ5OqzjuqLzxBI3M1IsI5Xy6yG9XsBiJqtFrmb0Zt",
-	"U2axrHrhbzZ4ulvUxtB/GyYy/9uQ+/xv/aivdXnGuLDBdt2UHxFnjIAGo1s0NIvtSlPx3U1CZv7OU4WU",
-	"0pCZv6uuHB+XgJzrNFIniLeUxbZItSKI+TnacJMDHWzCGYEQoHihBTih5LeMxSRFn3ZMH1FKLPPPe6Qb",
-	"xMV/ERy8Mdz7nDj3Arz6N7LMn6mc6uGea7GXRBQm8Cen4zPA3SYZRNH0C07E58iEPsQ/lXKuMLv6r0BX",
-	"5x+6qG+C4iw3C5J2HIOenkqUEsGTO6AJaJYJCVbgG4ISzuc3OLoNrMU4QAlltzsJj3ASIEijFmEh1WwZ",
-	"E3MS0TGkaMtYooYuaqTqlHEgCEEGzKPrnwff/XB6+uN1/8OH05+vz86HP/UvB/9bEbntsmQB29h/+VLj",
-	"UPO7wl7azyiu6QOWcBhPiYrbpE7hz1UiNAKUIT/L1Jh1JaQuv+xJDwV+DEbgmZHZDUmFCfeF0ClkqFMp",
-	"dqSpUkyO/v8onedfSPf4ZWkUC4j4uBLSNkKtLNQ+E6lyiKHHnmT5QcBsVAok6ASKIuggu6Bwu7lZIK1R",
-	"RWZgMM6cc+n+pCcCB571EtF9fRY2rtGTSvF+Kkh0HaJ/RTdYkLevFVJ6tYdSzGI+QzcLSYzT9Q/H/UOo",
-	"SmSSDcck4jHcnSR+z9i/+FM0R1IHb31cWUrl4kKtUEPYDcEpSfuZrvCi/3pvPVE0tUX9syHSdVlrjIf5",
-	"FKAQT26vw5JtFUuUEMUqvNrTt7BXcWCEgwL4gWmLw1b0v/PwAPUZxtw60mJdl1Bb8uzaZpgyiSkjqTBn",
-	"V7APEyqn2Y3DN1j2oRZYrJ9pkMcVkyAP0SkqKKP+UBsuBNoaJPQf+PRiByrzOdvaHjGueJ9/uzg96SIb",
-	"TQmIJ5cVw89oZLHRqLMPcWsBGgFaUn93u11I+wqq1xHTBV6bOmu+BTkeMKqBguFRR/1stqH/iInENBGj",
-	"DnpQM4wY+RSRuUliQaDGMJBvKEWA5imXPOKJQFsST9CZ/XN7H4UvZ9E8tLbnETs+PHshYNM752eHQR6O",
-	"+kKg/l4fERbPOYWDC+uu4ngPh9sjpkEHFqL62NnhAuzIaK/bC/LCOLVqtyMWvoymWL40gi7lTBhnp5fg",
-	"SSTsmuu1cEWgkz2KEbNJGtAWnHbpZEvnqcBV/6s4cKiJbE54O0DgioXliElgg/IzfYGihAIsRZjpMvRT",
-	"MuuO2IhpqMkL9yIriKNQPVOe0n/A7/voO3g2SHvk9M+G1z8OfjFuOV30I1loL9AZjsmI6QRR5tFAULxG",
-	"IOEBwihMCY5DQIMzvNDOpGBo/35w6VQQdlbnVOaFwE+djx1FOAWbL3jLY0l2wLCNpgRDHmSrClc/miXB",
-	"34AlUqLesiKkkJLTwswLYx23qVGKaq/w83YwYlig8D92creLnb/pOzcJ8oaDy/coLH0d83R2oLeJ0Zte",
-	"z1zRFAqfC9enHeYw9bbUtCRGCY5uhb2tTtBJaERMfWaDmo6HlzVcxNXI4MnT5enkpekkXqq2IIbKxMFq",
-	"OvXAMWamdKPCsx0nULqz2+11e+BfNycMz2lnv/Oq2+u+0m4rU0Dt5qWpf058RFJJEyKvQgd+VrpHgDCa",
-	"A+6TCOuMKuiSkrxIveCp1BEP6mBG7Cblt4RB5CKNwy7q697gqWKuEpJO21qKCRVSn10OW4rHgQX1J4bu",
-	"wTsiElyHf635UqjxtV9koB1mdkGmUN9+z0ia1/Dd78x1xVdNlEvG3d1VLi813k8j/7nCjXhCmmYEmPFP",
-	"uddznG52VzvdeG3phgbBZUDsMpaZaFpMbmcpVrOMZ4EtWgNQff4LdfO3ZAFJbwz/EZrEqGDPalwGT+V3",
-	"izWXwVP5npIkblyJTntIOTtAofrcaikAuKWVtMzWkuegKCcmhAQUD+o3iwbhye31epUIIDyHAGu13pe/",
-	"GeY613k4WjDzan/93DEkwl/49mNJBFjmL62YZ1OuXltbv529/n3v0ze37+7fyLdpb/EPfBPZ+vad/c5k",
-	"LnfedN/uSJKm2P5eJKQokqObE71MdYxCXwgqJLbBv2By7Oh0yiUmtbbYN2qxvV7vP+Foy+reUiHp3Wrd",
-	"aPWg3DrRu+Wy0LsProhoK/+0B8GSGhgY0roXAOA6PjbPUkGdIXdqhoLs5B6BvklNj5fV5g+BM8K5JZDt",
-	"Rym6VEYSRK4zitB6YZfIttpPvUNllNZ78neqjdZiX/UOcLGv9Xv19czf9cvvcGw1idBld3WXK4YN16YV",
-	"Fq/33q3udMn5MWYLMxfY4t+0Wd+QSZIynJjMBwD8sxlOF4a6opy86jqcvxqa1vloPGnrXIIWjUSRYQbI",
-	"bf4XyCXgAn4/5QlBRjAqRCI0pgnpjtixUQcyLpGe4YbECBLuKe7K1l9mMSLRlGsJssjCBEUomOIawhvK",
-	"Q2BTb6AuE2WTBGKnrfNrqAsdixCCrhTbYho79Z7FwYjluU7N1Jq5oYqnSfHipRabgVXsor5lXXiKZlQI",
-	"qJEQlvBiaPzWCgX4C4Gs526RRgfb/kh3D5VkgIsWTif4DnMbvj00OlXITTv4NFckEI5nxCB3lYDEczfq",
-	"JEQpUeGMzLg6iQA85xMSG7l2StXeFwgnnE321UpMkLhN6EInU7eeMIyn5S8dSpHZtrn/cXfEIGuPAgvN",
-	"t2/tomP63TYk4bL1XiD+18MBamCDPdVZQB/oF01eDmMym3NJWLT4keiagql+P9/xeLEeLb6hXD2Owac5",
-	"SaWCjCPynhbCWyfo/ECSuTCxdmD1VYQvRjOc3hKJZEpYDOrQVSRcqxaUbE1Mog1jiZhwnAiziARTVh5a",
-	"O9MmCzVEfqeqtVpo5/9j712Y27a1/dGvgr/u3RNpX1qRZDsPec7s49pOt3fjJNt2ds9pmWtCJCShogCV",
-	"AO2oGX/3/2AtACQl2Zb8bqrOdGJJfIAgsN7r9wtqpyweCh5T4z7TdKo4DOY+FfyEZUoKmnKNrI+J2S78",
-	"nMGYJxmLuWLojXDbmgyxEmORZ7LPlIIUDHTfA45JP+NMJMBnpzPKccpg8MbLTEGtppN+nqKswj2OVpJn",
-	"xndc9r/WLD36lwpXvf2ycMrohDeNKhFMb/SYpk08ohlLxLH0kU6sA7WzcQUVu1lwqtRnUYKEszCeMDKN",
-	"c7kRD6l27wR3wEH1br6bEToo7KrwXxZ9E9aqKcGtzXRN2NaOap9EbWuIem8Fa6haHnxZjV56Ts2KDdy+",
-	"pQ084QfW/7evq/vyJaQgh1Lp7pvWm9bL87YLJS1h2t6zpbyC4Xs3AxSnPLnOBj2t8JfYB12boWsz9Hoz",
-	"tLV580nvZNbjScIEnrGE4VpVwofis4IdsNVe4m6f6DSVNDmV8j3NBva87WUezeMVHrGE01OLyrTV6aw6",
-	"4GOWqyc2023G0NlAc3b6ZVCbC6EXlf3z9jtWyJfswSJxWaaLUD7jgeBBtk8sQIbPgZRJk+zaRMjGBM0V",
-	"aNyB8nFFMtY3U4cX32ptkv2D9wenB2efjj+eHuydHuwvMvdwbLc09/pHVMfD2v0FXkq9ERUd0bY6ooVk",
-	"KUtHUxx3K7478mJOW7xASzpN4W2YYZALBhBNMJDmdYrmbmpltgXjRrVSGtJarazVyr2qla2bz/gg9TuZ",
-	"C7xFewmx/ikDTAko9HqHVa5PKdT3bQL5KqEeLM7QHDOdZzamgOGVGQnuunltphnDA0YcT7DZNMCwRSik",
-	"MHJdkejXLxGUgH+7jJrkPzTNmfVfSeScl6YHxcb0oRo5uLiq9P6R6duK7g9SsPsW3zf57Iud8eWj6Pfg",
-	"qS+rOuY9+i8AGGveNVSRSE3TMua6qnU3beTbtZjXuludoJZPAB6lW2uDAvsbNCM8dhTgzr7/Kh7/I7nt",
-	"VzviJaz1/cOTvY/H+2enH386+FDr1v5u/0PpcMsMyZ0U/1Iaf0bLH5zSGxUYHFPRwmuL4HlbBJtL6t0j",
-	"mUCFd+1RrYhVbYKnUuw+Q3FFSmUlvbhrqz0xCWq04wKLYJLSmCms7bf63ip7V54BsXcwF3ZsJZcrxR4x",
-	"NsEkRyigIFs1SWRrd8tYpItKt2msc5qmU1fDDWmAUEReaEWW4gbKakoYD0JqtEKaJBJ5mkYld7EZigjl",
-	"YJegGIwQvsomMYo0E41HmHmKoBwrWmSQYFnwfbiTt0wbzGhDp91kNkacMC/yHctwbTXpXe1lWCoAe0tj",
-	"ypf4/1p5KP8IX+43Vurn41GU4Gwp+rXeb5H9wpGtlePaXf6ruMtPE7V9IlWOUmG1wOtL2gGRcwc9v7Do",
-	"oiR+QAnudnZdV10dzu5gTNEXSbebrcBXSYeix4URto0msVOEkUYsfbaF1uWaal9SvdvZDYW7aqk02ihx",
-	"LOVEmQmlwEdMD2WiuiQ6YSKxjmdE6g6SLPqmqRpdRl1CySlVI2OgGJHPQhGd7p78dHZyunt6cLb38ejT",
-	"+4PTg/0Iu9NLP73bPXx/sB8VcCoIwQfcvFqFwkJs2FBrYA0Wmmnep7G2JQcFurpmX3Em8Dhb/hCK4jgA",
-	"7S2X/pdwv7kuYfkD4X8uSD4hWoZCX/CYuT7HT8cf/3O4f3B8dnp4dPDx8ymAlQmP1AZY2VSNqrPw88fj",
-	"nw4//BgF/tIDafSlFFDuQYliAsProYgq/GfNDMJEh+Ox2UeapVPsKfD1+YRqIkXMdkj0I9PmTUSu3N7M",
-	"YyPAF4jQzVwM3JsMRR0X3QaYl9iSEqDpGRlLoRsRWqwjXwWOs2tRPLkKBSWONwGPQMIZtyQWz0Lk3iLu",
-	"y0iFIqZZNnXUNA7dvkBjdzDsgcVbUTZQFpk/94a5GEUB1LgIQok1O+3FiZZk8ZIkMqu+J7skG1gG4ycU",
-	"i9bNa4WUCelsAXGz8gw8oYARWet5h1A42M6V3duOZ+diyFOG602RC5mNzENnjCZq4Vg83BDVdoPYouhO",
-	"i9gBNJrEyJRWc5OMcdd6GoKXZmGZCfef4V1F1r43o1QvB0xHc5jS2l4RhQSpRyMOV0rlBctiap7L7HYV",
-	"hCLqc0HTyHWawFTYzYtmVQMkyq7bewBWa6zWr/owMSLFUtu3O2/IJONC016178Y4FSASykktS2wkjdtA",
-	"O9Ril/rrOghTh0OG1U1O1oTCyoeAuFCUClz3nwoAtl1ZuEWBVarxlMR0Yq5n9pMRkPAwO2V6snKH9JiO",
-	"wGFCUZPZaC/XTQKF3maUoZjQTAOIeIIpIvgcINcoxaYbOLIB70fTERMuHhzTNDUzAmiQgLFnK/JdYZgZ",
-	"JrGjxHKtJtmtEFRwIz1CAZPf2X61cPJJnaWKkWhjs/Oq1YkafnHzBBelkQFGg4A3CD+9MMtlY7PTarUj",
-	"fPWgkn2LCPSUFQ0YgXVLE04tvIkVzeDrKv4HA64CT0tV6kRSFb1VZk/B9cdc9BzK10Jh96sqSzZswfJL",
-	"H67RabW68MivW62I1M3jmeMbZrHDRLhvKbH+pJGz8Es7IvVcAIit3Y3+p05E6j2awFunYxWQHk3w7eIR",
-	"LTgZJtdcu2+sPP/TltkoBVGuDAUVhH3lCvm8qBr5Q7dhcKgQzYLyP7wF/R2KaLezu/Ef7DeJbBhBD6kw",
-	"lgbMfqu56Ue9GZE6t6ZVwwUG4HItizTj4DvNI4PvT1NjVdAxFnqiU98069tonQgU6dmHj6dn7z5+/rBv",
-	"LyJwGEUHEO7YUETHRhq+Pzw6PD07+J+9g4P9A3sOdLdUt2dA7OU/f9j9z+7h+90f3h8YxRAdfdw/eH92",
-	"cHz88ThqLKxOpGm629ldObaw29m1M3n78IJr4zHKBmrZyiEo+DKoQaDGcUF0gpq5RDaJjSPdbCHl3FAm",
-	"lVNwmblzamaNXIf8jRVjTCTVIZTMv9lhtK8ZRvW0Yig+c24n5yu0QNd0xicbW50KtUu39rbfjjvJJtvY",
-	"6m3Tja34VbLxhr3ub7Rou9eJN5Mttt3Hq9umCmTQrf1sBFMiyVTmxGz9EaE9I6JhxWDPgU3k/APfmoQE",
-	"xvHH9wdnn08Ojs1crFA/19n9l5LieBI/VPQGzhDO8Vu0QixPqJM8embReEq9GCDtUNjYZnkzb/9t25PM",
-	"P82BlIOU0QlX0F6LH5vZJG6CHD8UfQl0WsY3r3VrtEM3nFfRlNmgVmWDNEM5XGr9FVjdNbCDvIiAd1SU",
-	"XJxWJGTTtZDPbQrAxpjbUqWF6aX+Egu7RJ1iL+lsWFx57hM8KtivRXjMfZxbp0D3ignF1BgeRqmPiZYJ",
-	"nTZrl1/MYy/eJNZ6cQmz57qNglXe/jJPMlaD4iJvS8N/NXg9fHOLKa4OGnTHSqN2sdKbDizjNILh7Bb5",
-	"jE9SwQxalLJuN7c7m7+ggLqVhEIZhJuDfdUvwfPbQL+giuAJXiD5Frq9ENa6odkNYS0IazwJzT4J7cYI",
-	"a91vIcwC/gU/hzdNC1ypMNnhDHzv8AtOGV4QYwvmiHmPEg7204bDXJjrb/0SwswZm3T1p6s6rcUTH97H",
-	"s7qLV29lD0RGVXOYkSgzX8GSD82aD+GNws97NB2HQKcY1qDz2VwIaxrCmveZ3Xd/iSmxm35uVqCQoDop",
-	"oLBvOyfl4MM9z8iNG8LLkaW2BMoStyVqK0gTxHRBmbEgw7K7IHBUtzEjmaHL1YCAoLPjlYtP+RDGfHTK",
-	"2Dhz1103Za7zMPeeh/lL5UZ2O6XtWi+ZxwFZFDkOiHU5GqVEyqeiEu/KXMrL5gVL0w1wUPCAjZhmSdP5",
-	"OgurJE9LAS0zUEycmPMWJ0sagQteFomOEFwiCGTOJzu6JDIKJAoQZcDeOSJ1LEjocRlB2EeNeJoqCMJE",
-	"8ZDqiMA3NvwvBQPoiKIzFoFVGwFGGwvxFtMJ7fGUaxsDQ3gk4tCbCOImAa9gFaGpEQoXGHMT4t/a5+P3",
-	"AYm+9ahiZ3mWXi7G4WmG4j0fMQv77jBYCNdEMGZzJPZmO1cFZCDct9XaIvNhHDvvlSzSKQCQZMkLRSy+",
-	"iSeKBY6XSiAK5YUP67kXGAqqRqpLonazFZE60PybpdButjzOjmIiaVSSMPArzZJQ1CO/4WAb9GnMVARA",
-	"JS7fUJ5IUEnl3BuGvFrNzcYOEdKPUmYkajU3o6By21Zz067OKM9SCD1NMtZnWcaS04wKZQZiFpu7g3v6",
-	"RkAuhjwewriU5/Q1K2/R6LWUXbyRBfvMFOkzHQ8t5kuW+Lg0hrvd3EJ7bzF1pA+QyBxSLPby5oyMXVUV",
-	"3NnF5jUK3a53DJbdKSBy3q569qXFZJ6w7NT7XWex9ya5Gn6Qmvft9YsmTL9TfdjGtmwfikmuj2SChTPg",
-	"OkFFcK0ADPmY6+uOKcu1a7qPr6upsVLCcpSPPZiIugr0LQX05l+/XF5iLewNGHFDrSfm75PKgbdCj6se",
-	"UYGEQ2wrG3AEuboABuiUphaHcW4mmq5TBwp2/Yzt4Senk7CaFx57fgfBDd2s/4AZ9Vq3ZgTB8ac9xGos",
-	"70+EZaogP92laxVqCy6DVYeAIFD3OYQvZeCpqofQedPdftXsvHnzy2wzMRXTJTB1KpLCPOsNB79nAxpP",
-	"S6d8ubZ2y8g4r+xBubv8khfeTuVAlwPI9XpFRo+pjodMEUCLsCNprP2JtT/xPRUwd3YtzIrV2ItM9tsX",
-	"My829l1K/Uqz/jOE3xGOU1Vy9AQgNinJqDC+BljhQ5ln6ZRkMk3ziWqSH/J4xLRluKYpHwik1/t8umcL",
-	"M2RGEjpVWCPQ55nSBFBGuVAkMteMikISKCuwP2kZoY2ENnIPbkR6wIQpCi6IwCHGCKZs2c4fLJNqh0Cb",
-	"jiIxPAXCQuJFFKC2Q6r9NYzNPLUf7OarV6Fw35p/mz5RryJH+YhiiidM7dikavEbFKjkmVAWcgbY5o10",
-	"pB59xoO61Ldbm+am261OAx0iqPrJmM6mzVC4EDGAAyI8IhdkrHaMhxMzoXnKFKTkLVwQ1loBUzZUvITC",
-	"PjIZZPKC9Kak0/qbRcu0GDRmzrgg7dbf3MtnX2mssRz9un60Xb+0bkARPNE08yx0djE5iuqdooLH1hSY",
-	"F78Mvpx54EqcbAm66gUAdwciuXJoQl4sMxIt72EcuJHIBU/0cIdEZkqWmgZwFc6hy2vJkKF7bYfuzHsE",
-	"1YOXsri9z7V1u7t2a+YZwZLOuLUCcSchZKTvr3sV1CbbLbcVTqHP7vXWdnMTEjmZvv5+Wo6YUJ8VS2rd",
-	"t0BgYHlUVa27aV6Du2erfM/Ognu2W687zVeLb9q++qabMzdtmdnWcu4Cm9ULaIpgOnG1/bATVCcJAadO",
-	"KHBTd8qP8KZ4pzj+bzV6Pqh137Q7zS14PD+Nk7fbtW57e2ur+eqyOvh2Z3bK8NNBMQbAZqp1O3eAAHQr",
-	"8qZOgYwZ32FtFa6twu/EKkRrsKxInUlY7Tq+d7OwYLJSS8V7PVF86cTAh1r9r5b8OrKxwAhBo10ZMY8p",
-	"yXIB2NOO28uVqCI0oG6SyEY5I8sUAACCtqKNJ8bkAWMPQ2PFnbVM8fzd4jsh3W1DMaSA4JtplpApgxLJ",
-	"yD2LGES2FLgwfbmyjXKkLjPChcWHb2A1MjQvw8ksiYoyYq6I67C6Cnd5rzTx96V0LQPEr99qdu58ndnr",
-	"VruzubX96vWbGgpqZ7FgGOdsyNIJy856UnvqznNj2c3r1K1Ot91qbm2/+qUoA1GHwhLt2c8fc13rtttB",
-	"zb0CcyuWMmOP1kolRUbpcxGz64EAXG2Gn2mIXJTv3Zq5daty5wIH0N/YYULGGYOlZPwDLsgsIkOXuI7y",
-	"3U+Htqt8pSE7dg/cfrfTisVKuQkd9xSLL926WuvHtX78TvQjYOlWRWZJQfpvH0I9avZVb0wyds7ZxUO0",
-	"nkFBXzmDKNhXDXEDciHzNME+JCjHlwlLbXUGL5qwjGvPU218epehIrFMmMvZmUsFPvMU0zR1KTa8IKTS",
-	"3M8XGdcI7Iv1+d0SFo6aKs3GZJLJ8URjrMZ3dNUzmTJFIqNbLAMIPE/UcK0E6KDATwUobjzMxUiFImNA",
-	"iZDgwdjpIft9ltm+dwxHKM3HwH+Bngmpb5WaIkJB8fuG0f3QreH4NXJltPIiTfwJ3+sevubaHVrRK+WZ",
-	"PCGHRLM0hTJNLNA8zpX+h9W+cG/zx8ZWZ/mWdJvsf4x2dD/VpzDTte6WUe/lCldbomkeoha4p/8nB9Vs",
-	"f6Ous9P+yNJU/h/YCWW8nS+F9woXBntlzMbXV27aax4qkjKagSVpJhjLR3Gh1rq1/zWznzGym9BmE8il",
-	"zMqC21gDCG49PVOMZvHQKG6gDKl1a7CnuLij4jbDtGtsCcVtjl4r7bXSvmel/ZeqnLK7jRQi3RkKHqjr",
-	"inKomQDbjSQ+Tl/PoHqiYgV+pZgJnU6d/4gpj7rmTJUpfHiCCkvKsfEbjStcvqLRvQx6VSeMjhR61juE",
-	"Qud0KDRNoVnV6W+KFxpCBzPStcxcznV2I/LU1d5paS5WNaqAKuSq7HLpOLejF7LuVKbVPDaW4oDpA13j",
-	"aiJHjNTN85rfkUKscVV43KrdFWS3v/thciU1kG13K6YXMghcwVu4aijmt/sfSnW+IAsEI3GO8JV8Tc5R",
-	"vs14PrmTlxsVLL6iY7Iu+4RxKGlTPGENlw+EvlAYvNnCAeEDITMs1FM2oLLoSX6vPEKVsBiIn9zn9nwa",
-	"5ssDxGAcl+gyoD1YOiPF+fVmz4iLxK6gGsZprFRbMlKzh1EhY8yVAiR0wo3pi8vSB4U2+qmUWc3mOW7G",
-	"a3SUaj9jB7It++Ax1ID8cLqHtf7/eEaUQ+WVvArzUGVRrw22tcH2nUVZKqr/8RIRxeVffosrSu9awPV3",
-	"MhswR6xY1sXASal9oEQhJIcz21LeZ5qPmcVrAFiFqILoGgUkmkd+jRoW28fmaojSdLoDOCcYunHaDcrg",
-	"qEaDTGZOJVNtzRcNOBOUCHZRRdFokg9Q+00hGgPYDFeDuZfHdn+JhOW0kZtYi25u9Mq9yOIl0dIrL5sr",
-	"MpCCraXxWho/BQJcefk+C1luEdBnxMPVwnyhs/tRLHJvqsg9JQmLhW8gHiGbC44v11BoPlc69iCC6wFt",
-	"bnSmb7S6W51S9U7V6t5aYHQvaVsvDBrfWc6uImDXgnUtWO9u5j47Mfkj08vLyFsavDcHwqohnk9UD29n",
-	"Jr8sqv6uqeUpn/SiMI+DUjFzQGSaMKVt0DIXKVMqFBHg/f0XUD9XrWnPZQSYgRbwK3KYM5HDqJrQTHOa",
-	"OrxEKGst4CKBT42KmKUpS4zJHOeQ1pyvl/bAY9yWVS8TyPQB4MeOZ0ZUxRGpl6e08RTM2fR+ibOLUNeV",
-	"cDCz+pTWgsWZQwgajeU5s6luy+iBEaOb8FeuU5MrDK43g5J0FW9HtZq23dncam7PVMtuty6DK9KgR1Jp",
-	"GznOqGYkYTFXVsHeBDNjg3nzj3nHkFrnQUJqdr+tElnzrvra2lhbG9+ftQEBNqeGAB6uooyfu/HBgAL7",
-	"StuizJ5VBtNeTFGOobAy+yKhccwm0EOmsIoWGpQ8JwXSXbjGL8Si8VRctnK4YOQasQlAVc7SSEWWbhEZ",
-	"Nxy+QiJZlSrdZxR3QhFxwOtFpB/zl2ewMh8KQg7A9AXSqKjUsIa1pJYABMpRUtbXROa6u5ADzFY7RXan",
-	"AVwuVEkf7X0KhUWyhS67nvL04EN6zoiWpMeIYhqxZy0UMhWEj6FfwjwJPlVEaJLczFmeyDhHrGcw3yqh",
-	"AMdlbsnMLGO6Q0yovFe8vbqKhByZ1a+gEVlULCfN6Gdu3IW9NB7TDcXMJTRLoDEQtcq1dOxG2bCvkxRg",
-	"GC3kwOIOK5i7ikFmbaDrlSI+4KE9/TKojelXq3k3fSoSWPCRtASpuzCv+vR0bQ/CmP5lTYv2oLRol3ek",
-	"LYMVe2N8qCLQ1zbb2mb7ThKhuPwfgmhsoV1VEo9LtGAtUM8BEezCxxaaCyMhP/mbPHD44wHiC72phmbc",
-	"rTetoIY146A6l2QShUD/SFwf5nfd5PT35jh5RkUq/r2t4kf7lbEWymuhfHeh7Nfg8/Gi/ZDIvlvrlVrf",
-	"scymd6WEXNivs5tAaQYwOciMHNFslMgL4beccU/0InHdJIdQFxfnOhRcaGm7XyAOAC0i7aDVapV5PqQg",
-	"ZmyDjE6GpGcmnho/ZsdCZIQC/ELoFULCPHPzbXddW4WcsnNaDMulageSmDFg3Qq29BS1we5ZXiigjGiS",
-	"yDyuJSexxDBmrOb/UIB0JnUo2PR6B4hRFOnJhDNlR9YhR/yHRgG60jZnV3xMst0iRz9ALzH6/PWt1iY5",
-	"/HDy+d27w73Dgw+nZ//+/PF0l/TYVIqk0QzFUrUy6I7eXgUeJmw8kZqJePoTm96NtLKqaHxc+P8h7xhT",
-	"ANCY0QTQXJQmrWb7b83a6soCH3ilVqH2Lf3Kx9fNd1alTmTc5ODYoJJbomtlulamT1FctFj9tpZQv1W5",
-	"dSg+K/aELUGdVQd8zHLFnhiZI0kW2BqLTI3rXbuX3/yfN9SzYuUW9O84k8JVsqJ4XVQfekV1aFnj3WNp",
-	"6PXy+tby+fDGkk8/I+tyz7VEfnYS+YlrPZcTU3fJJEJWZEL1sLDJSlKtNmtjXtGO9Wrrxm6shbK0aBO/",
-	"WXhi6g27u13VKpTdR1g8YbkCvaO2ccETBtiRjaXEKzYdfMYalpkJvbb98OoZWqkH8N6CbMk91O4f2Rez",
-	"RN3+P+UFGVMxLQAhLljGiB3FWpyvxflTiHMUjs9ClqNgIVayLJDeN+YHimx3OSmwY7mZf7couy6O02nB",
-	"v6EoB4rgqF5R/1nvTQkb91iScDFQ5GJo9mwpyAUU5ligOUTUmXFAgKO2NyX9PE03IFyWUTFClnQvhR2z",
-	"AtWhMN+Vxk+kSKcFOciMmL6q4NPJokco8nyUNvNjKkZmFu3riRkG8mxvNOFCaUYBubY3JQnVrHmL7uhn",
-	"3x5drXO+sW3ja221+NONcDMeFmammPMT8IgoooYy0450pPkQJZr3l1BCWbJaVSbuqbV6XqvnuyeTnpGy",
-	"tfWYXmM8QvroRMsMgjtV3wTkSte7KS8U9gd4PckVGfBzJoJQgF4ttGE5nQL5I68/q1mUUFyTRiErZFHs",
-	"5DxlCuU66YvBsjlcsLsBr5knfryUymqq8WH0HHQn3t8830FTLZmkwf20VlFrFfVMPMh1fuYxVLgtNPdK",
-	"abm0jNORL7+h2FgyJSMFc3Jm+RyMH9o9JmBuEOQPmIGxZss6/7IWt+uAXSn5crUAuueEixNYD59tKVrJ",
-	"790JggYRW0TnKtKMPZnNtpC9UNgb3iza5lyVWigA6jpC3LoI2F/BN/Io2M57Coga0mwGysTh7YbiZwiM",
-	"hpZmNKy57vSiMZ2bwc6Rn1uCdKTJSqehSPmIkejTx5NTcvV8vsSzokUOVono+cn8K3jhXBxLOb5qY7gj",
-	"ZxCpD/GkS0fYypIVL3DiTrt8LpjYcAasgeUfxRx8iweYpGVPB32vl7DONnA6Z4eVQNPScqPCmd03Z1wG",
-	"tT7l6fIvB899h+cs/2BAIILn1q4jDXU7nNT/dfLxQwO2MXVbC4MgdscAqGSWr42OP6vR0Wl1lth6yy2v",
-	"4/xa+CKU6T0ajwaZMRGsTIfVhcgbRE1FPMykkHkBYHVBuWZJKPQFjxkBOvX9s0/HH/9zuH9wfHZ6eHTw",
-	"8fMpUDBwrUiWCwzZHefCNb4OJPgJzVBE7yU+WQRF1MpTEJTWrjtkcUYPrl+iDy6USZYL9fJblovD5LJZ",
-	"SezM8Quu98f3ZZQfinOacm8mPDPDfOUIyJGDSBP9lMd6Hf24yfkwZy0x1COZsPIpS0wp2O2fBT2nPKW9",
-	"lM04OsY4JYV1uiys/ozd+yDuhDH2ezKZEqpIeZg7JRueZhk/Z8ocMmfJqyY5oPEwFGjXc4CtiHjSJWHe",
-	"am3GAv5hEUm5YKTeDkgnIJsBaTabhAsCOE0NpMGLEqqpO8+oNHuq8Q4EOjmU9FIqRnAxRNHCKgu4eeDo",
-	"b6mYIp9NABx1ABQYIVFP8VQvlOckPkyiHRLBGZF9KgvG1c/oADtsMNkUCuvV2JGTOpaGaCnTs5imqSXw",
-	"gc8ZU3mq/RURsUvKVIUiywWy+wjnAtkZkIJF9qLlliOeWOgNhFhqEJmFAkmT7fUJ+IXgv8FiaZJdEnXJ",
-	"BJj5Yjl2pb/uzWVT0t4OhWKxNCci/57R4VwMmuQdYoUp0jcSyc1rcXUPwZuxUMgs4YJmU2KsUAKDIn5r",
-	"NKEtxy+lEljIxKw2KRz4sGWiAjAKAFNAlBMwCugFnYbCn6u0nACVA9dG0SuiJRgVTCQutWIzG8C+1CSn",
-	"FxJ7wFQoRoxNABilR4WZ7sSODDCGHbWiedxzlnXhrcA4hHTDGlIVir5MU3lhafhtHxhW8Wg+ZjLXpB5d",
-	"YQNFDcQdkYKFAhim3QqZUKXIFjniPwS22w1gYCywm/kMlhA5ZiofA4Abrr4fD05DcY34+ObX+aVzoXGZ",
-	"vqdKb4C3sXG4HwWhQAZsMXWkjzturu2djIO+9K1w2Iu9dRjFs/DXLTjpau72Pp70uM72X8Cttfrm2piR",
-	"7BO8CFyPyN5vLF53a68t97Xl/n1b7vdrhgfER1pvYZDPq7k7GOc3F84eeRzOa6ujJsqH/7xZoy2ljNI8",
-	"Tb19Uy+ZvgQg41QorKFspe2AnhsTA2xzDNAAl1aJhNqc1q0aP8YEDoUxRQNyYe58YXwGyis2GVgSVTjb",
-	"gqnSJQbAVrOkR9YsxnEBUlbiL+DAdKGyxnHn2DtZOz8U/ZQOug4fFzg6y7ND04zRZGqs5An0UpB4SMUA",
-	"jc0hUnomoXDFO8XQAcwr2gFlZcxoZ6j5IzEZAohyTbLrnAe0+dxEGgNrwhJSjzOqhixpkBl8XvNQ+AdV",
-	"JIWC87qxdl2c187Ryenxwe7R2fuPJ6eRNcJhwhznxszgQwGDW1irBk9RGGf3k3xfGkv2Au1BM8oiBX87",
-	"RFUHiGyf5aYEvc9Y+XciMzKkCU5/Y6dYdIsXGjHrbG2IrPP6T5PXhzX+LBL7Rhc5GXtX9Vq4Ole271j3",
-	"GUBhZ9TfAkVH5vVcKLiRk4D5abY1xGKqzjEmImzMpgiNpfyckVxonlodiqpKZqQSnQnIrGfdJD9b3snZ",
-	"G0GYydJGo4jnmOejU5bgdewTAICrwDAMgLYSqknKqNJkOxRjLnJohvePhUMGYbZTpPpt4C5RjvUaQ2o2",
-	"jBSK3SKjuJTemrlTSZVzQV61iOMyFNUpQna4hFU12SL9hOEP60jegHpqlgdPXKk4UKvg3SDqhAGdjMWM",
-	"n7s5wZn2AS6YPF7gzKMQKWpKKi+vkk7yOrDW7sAwtdkwtW7t//+1tfH2y7d28Pby/63dpmHoxkBABjO0",
-	"oj9/bE+6V4cex/dCuT2K81mZtMqeUhq21FqJrpXofbTLPB+VaGO2TkEt1orB47iQC5WvceiWAtE0By6D",
-	"mgmDO84fhQT5hgOPc3ECCOTveKpZtuwp0NFROuUKFmNwhR178Szx06J+0pmWzOuod++nm3TpupBVWhsX",
-	"r4O11F5L7e+FzxUh+K0Ic+IaPt47jnG5KulaKZzlAl0HEl1Qrh0kgQ9/DVmaWIfEyibzbZ8LmmLS2Gad",
-	"1BlFTgeo68JrEZcNnlClWGINM+4pqc3FwIcKBV+IIvAjMwL/Jpv8xN5FS0g4+xSqubyWkMU130giGEsg",
-	"VTuZZPKcplfJU3OVWSnKx/m41t3E9nz8UNRvc6HZwAj1h5anN0ac8jU74Fpo3oPQPM6fDykgioD7kpdL",
-	"mWrXk++UhetLJ0zUg2ZsymO6KmOzz2KeeMAtLWUK+RNCyZyQBtmIKRwj7JSRmQHhIhRSGLcZ3mCT7DpZ",
-	"yRK8FJimmHCh2QDBgi13IPTEh6IO8Y6YiwEWHMmEpS9Uw2LQFIVI+P0OoSRhgrvrc8iRQD2Tz+DAoQR4",
-	"xaNvYQ1iPGGtS8IanhnWAhLWMkaVFPg9VnzhN6CkXghJ7EcY5gusBAtrlz6Ih8VVmPwBxQHPhBXEXYyh",
-	"VXNCWS4CEtkEmNV6v+csZ0lkq5+4LibXOGqp1BD+GnOluBgEJBcjIS/MEImQJJViwDJXM0UiMyEWb2Cr",
-	"1SKCjrkYAIsSstSpaKfyFjD3lDEoaaLCFjLAwOChYfJDEdk36tJNQenqpLj4r/xLs7h4k+zCrJhLm1Uy",
-	"t6C6ZKv1lkTHnz+cffh4evbz7uHp4Ycfo8Vk6WaZ7vpts2qxzZLcKfb6996Ocp+6OiADaaZ9zem71tpP",
-	"k+WZ1fPLVJvgOT+jnHrCWpOngiFG+Wnk6j4TU3JqFO0eTdMFXt3N5sMjVHssYzvsFsrLKLKF9kKPxXLM",
-	"lNFMNg8eEaqJFDHbIdQoBasMId+loH7EqL9KNYcrqC1fxOZyivLhAM/D5LhN/tjU+Cxvcb3kro7pNBRo",
-	"1Sg6LZRzw1gyWK9gNffVZQpobK59uLU2WGuDZbXBOy64Gj41+gjWSi10Fm8Ww0tUBWS5KOUdF7WuBL75",
-	"wma+ba2AEUrm8sFcbj6zlfeW4BSr3+wtIAEPNQhZLkIxpglgeDqa1Hq5+tCXKQQE+R9lRrhAt6XovAzI",
-	"HhC9Yl2asfIDcrT3KSC7nd0XikSlnveoYUsMKpV83q/hiqC6sDG9lJ+zAHtkEI0KvE87K6HwBQ1krp7B",
-	"eRaVxgXnxcAU1GkoJinVfZmNXyjwZ3wXBVYEyHOWkXaL+AqFgWy4CrUA9BPEGLGMsNwXg47fJJ02yhUW",
-	"8DX83bDJ/V7OU227GcplWosViU1/3xy4/GsWE9y2q+Be+wJKe3mtbNfK9vsJmOK6R6XxvKKmZnsmuRUC",
-	"N1YF+KMxISXTpISf3edG/ErBNmS/r4w4nAJ8NUtIPRLsqz7Oxa6OiMjTtGGzVyVc+/naghM/tj8fI+dK",
-	"EJVU17pmVhaDVbbfnrZfdVudbrvd7LTe/AKYlvBqWuQN+Tv5O2lvbNfm6JQBB03FQ3vrfqu3Fb9K3rBW",
-	"vzPYGr767c1oXAtqRr/hirUjMF/AiyrDZbZOW68tXOZWu/NLzR8GT5jllu5G/7598Xr6lrbjTbY9eP3b",
-	"23FbTArFdyQRCDPhA7Pzg5pfFOV7bRb3arVa5l4IYOQGqGlm12k8pDjFG+1Wq93Z3Np+9frN25ZZLdYy",
-	"qXVrmqVskFGA3bFwnSewL/kfWMUYZ9MJpCEvVEXpJxQ6gPv8nJFenqZMk4nkVjVpPmZ/ICn2QZ7JCXv5",
-	"A8tSbja3p7u//hV6FFC3p54RArbbeKsUinjRsNbca839PdWHlLWQU9zFdw8Bgf0p1yWENyIFdMvLeNQl",
-	"xrui8ZAkOYMedLPzIqMNIlLPGE0wD+SkU9SwjlkMfBYR9ZUkg5IXoxx7KVWE90NRMAAlrE/zVJPIbe6o",
-	"AZ0y4F0bh1OU0OWgn9c4jbIfCsRJLp0YeI62cv+NMRjAI6a6UlO349JiKOzLUHM0VRJTgMDzQDU5tRKe",
-	"GH0AAWCuYplhg5dgaSj0MJP5YFhBzetJ3SQHJViGYiaha57qiNQhPbrVaoXCpeLgiMYO/p5ypqxHT/q5",
-	"zjMWeN4QSqaMZoSaTWfcafNOzEioLuAR2FezwOwF/oBBmHdtNE8dvU0ZjxT5LR9PSF9mFzRLGqEwdhbw",
-	"zJpDBCAEgotN/MV3Cl98SCcT4/4jYBOcGgqzICoss4X0LkDRg8KUgyuheUcVT9jVeOmYhf5Gfs+lpgHJ",
-	"FUvIZbQafrrbXE+KoL7QwrrKjnneJsnKav+ZArk/Uyu58kVhpq5k87b+sjbvXU3UG8Hv7XEBiiajgEBk",
-	"OgW6tlbX1uqfAk1ijYR/T0j4JfNikTl/fZTs5Tf355KI+Lokg3asgcw1gbyRg8JcHiq/NPZ7ZbecI0fp",
-	"VLXRMlryzqJ8CXbMskRfQ+yvJfhTSnC3bJ8TyP4Nsu0KcsyPorSrynxbVxlN4CEP5QX8Aoaj8TcvmFjQ",
-	"JPgj0/cutdbB9XVw/bk6Gmt1tFZHdw9/Pyvl8iPTN2uWB0thn3iD22bIdDyc12HH0ODCXIXXuMcyRSYZ",
-	"w1A1RlgBAbmuoaZJ9smMP7ATCiqmROohtpOUGjC4buyQyEjIiMQpo5kikRG7UeDj34ge5uLVTXLCNDaM",
-	"UB3ZCH4mRSkcITMXboZfbaw1CIW64DoeIhw+KefNoe98PMk1SxBtzLI/wFUCjO6Xg/9YPYV6K7JoZ12s",
-	"HxPyIiBKEvgVodLcyEKB18Yos7CRcTN95sIKnBeuFMDu8pSRhCu4Q5Mc0RFcCiPUvhIArAa8ZixzoRXR",
-	"8oJm2EYEceIrw8nLxo0/g1aomBm3DPt6NQ9tOCsrCRzIQ5GtPBcTCObmz2YD4c3//NZOp33aetttd7pb",
-	"xoR79cTWTgl3Cge7Nn/W5s+z8cb/Uh1QqHtuFd4EvoJrCwDhiEr+HAICOs8EuZB5mhDZ71tBAK3BXYgN",
-	"YKNSKIZUJKmxyOr4jbKV5ZH9IbKUEkOtJ8ZsMf8q8vn4PfInOEIFKH042vtkq/whZa/Q0FLNcTxp4vcq",
-	"grpDY71ckLrRDcY0w/5jPAI7jc/O8DtzdctCEVgChyEj0X+zlP9BpXo5SfMBFxvjeBIhusZ/wyQklR/w",
-	"b4RxBT3Z8L3SUKi+wS0vREB6U6gnYFAWYGYQ5k750oFXW6TemwIWoaXOwBYEME0VGQKWYQQnscR1DCND",
-	"R3l2zJSqEUvMNJQqAmIqhNSkBzQX1CwNcyR3QH3Kdm/Zzmz8qc+/GoNPZokyLxZ4MziYh6GIM5YwoTlN",
-	"A0KTJGNKEeSGkOk5yxq+8APXEM0YSVlfE5nrwLZkhAKmgWvF0j5JGT1HQ35sDmqSn6GH2j2WA7nlCtke",
-	"zBRQ4RvBZebRhRFw0JwDdAukT7ldxGZ5cDHY8VcF/GBAROxsvyqNdMQm2hwFnRO4ZrmY5JqgwjSDgBu8",
-	"2iI/8R9Cga3yxL4bLHqBVYvmgIKoNazI8ozvkNKOU6EALsZcEy1J21x3kc3rwbdOYfPel12JIwIXDlcA",
-	"IlkJFlsU6NICy1gfCjyq3B61oIa/G4spo/GIZeC4FbWxVfHyXsoRyScwySMmyCTjMStsugHTZ+4rO60u",
-	"CFd2Ob/VJsZ2yjTHCVDTcU+miwm/CpP8V3fcF99UgQ36YEF5rnd8rnlwsBNGsxjLihIZq2LQ5tPZmYKf",
-	"Vxs3gt4sHPb8AN0025v7AY/jCdZ7384ILJbVTWagUwawYdam39r0+54KP51gdWYUbIu7o4IZV/NlXHT7",
-	"gQxYWAd6StMRlDlSYSs2uSAfJ0zsHr5Qc12DRA3phKkAFBAoVWZ3L4R6qJjac8nJ/k9GTUK55OdDYxCQ",
-	"3Ggm3QVMEmjLi771qGJneZYWaCzmG2OUWax5aHgcsan7ecSmTRKB9WfsuVBo30nnH8B6xTFNU6N0CY0h",
-	"JkTq0Y8Hp+QlnOzMN7jAuLFDqMCgnD3YnDawRFdbrS17yzMh9RkQWUWlUQgcRRUkxp6deNYqcNKh7DUq",
-	"yLiUra+8cF85RDY8rg6WoKJ9pqdnHCygPmdZ1CCK6cAzMoAlaQtquxUDGstfQ1EhXbZQPFSbN+IHbKmY",
-	"g1n6Nlcl6wp2cwUBuoJnwcbBXijCaJZylrlnQeuGD4QZg6V4ljkU9S4+zz41lsYqxZWmQkeVy+FUF2O1",
-	"Y2BfMfRYLfkVsso2XTdWJYQHQ2HDtW6iqKDpVPMYe1gVUKA5wO+mp3OI/OyEojw9AL7tJiiRTDX8a3c3",
-	"kBcCnZbA7ImMxhrMzMTZgZNJOu2SSE2VZmOIsSYMd5adEbAO3VSYDSg2gLnbml+AmWBbppSxuAAyqM9Z",
-	"mqgAaeQUXghBonC1YxDb7Bi/5e1rwcmmccwmEAs29rV9kyWajBeKROinbNhfI4KKwNKtgoywP/mQOboI",
-	"+MIu0O5GqCczdc5edwMJRcLilGbWWu+6ZwkcV95Q8phFpG7XAs+gZSwjUT8X6AjCdLpPSK4XAJyEkRDp",
-	"mafcU1HhT7k5dIMORT3SbAzmcZ4xvP3kbGL+GNOvZ9gB7T4Votf/EIoIUwUxO5swQVM9NUf34TFFPC1/",
-	"CaF2pSVcXTGz8EIRpXLA9VmPU7hNKgeTTPaUG0n5M1rVXAzOWL8vM4zZn7OsJxXX06gRAI8f3VDMTII2",
-	"TgQX/s2DO9gkh44Sz/jG6EFWBEPXA7+HYsjNrpsGxT4KyAXrDaUc4Y5KjT2gSjsQo/XKahG3SyqCB87x",
-	"nl0sBbYqxVMS04kZTbuF++w67vhCKs937UMXQWRUVLN4Yc14mItR5NjAuiUge+eRRglLNW1mEnoO4AEg",
-	"UiFF8aPdllFB/BgUsVqroWyXAvTZ9wFJ4QzfXLRTId0+k+i0NS1awFkOjfqOiptQAmO2LDdsPNFTEuG+",
-	"sHveagg4CwkHcZ9ZZY3yjusdEK/C8Wf+uv/xw8GXaCkCSIf4GYoZAshdcInzrBzGLVM/YmgAKAztbctQ",
-	"b9+azeblpQP2N48iJIncwMzLx8dqQlea22xOp5lla0QUfv1ZGfFUxxHPEA259FOeiQBFrdJsojw+A1C2",
-	"ZHI80f4emIyb3+mg9cpcRi8U6fMBkGAa648lBWPCBZ0GoehJPSQtfOVcm2UBIT8iRToFl1XTtEkijpBw",
-	"sGDj8STd8O82FG7v8gQjK9H/bFhjFdAmUCY3mgQMUVTMTuIbO4yUp5yEjmIHAfaMT4h/xTKxf4HlGdbI",
-	"JbmMCmy/3U9wPQUI2RXGThzdmI6Y6+CpR+hKRiSSRvRxK3wL4DxjZMDmAMAJ/yoC48hrSa6lB98hE6os",
-	"8acxNV1AZ9vYcigJzizow0uACzLiN4EVbvOxHukPGKtCYQspXQtUiTGTXI8wEgV2y4XCn9VsNh1/ZsPh",
-	"YGhkuSpgAycsU9KsXwfNR6Qw11AFwqNC+/QtiTjy2p3ZqS49nIOpPHMhich3GnFN6rRMlFWyDcvET8CP",
-	"6iZAipiBUuYJg64jZ83aDh4UJVX8ctLL1ZTkIkEBUAj8KGNGzEZmEFSzwfTGB4I9V1z5zFx59qW5ZPwF",
-	"vaYFyPg2hWtTuwvzJyCvmD/OaZqzEkcVum7+SrWfsXuKTGVO9JCLEaE9YzyCUYuNuEhLpv8BZVOA02EM",
-	"S4hugZG0TDYWHE1HSrfEsE5ZamxLQslvcgTptVvf2t3YxaGqGgz618tKzEeN4E54w7N2ZxODBkuSc1Ve",
-	"5EMmxq1OhdmrKGwIoskJoLEk7Gut2wrcXFfuAAEtfMEkBeMopumYaJnQaWnavfODuCs2oV7rtl+/2nzd",
-	"fgt4/pAZ96pgs9+hb+N28pq96m3TrXiz16HtpMVqK706G/bD65ZsIsj/+meZUXiIjV1RjrVu2zeOF19t",
-	"t277TjE0eQ28TK1b87YDT8JaN5ydmrAWhPb5/M9zVh8cZGc7rEx3iNMIp940kXgVXCqhWSshrorQLIuw",
-	"BvZhWOt+C+F14yXdC8dzcbnAL2HtMgiriy3E0oLLL5dGv/4Zn7v8gHs0HTe/w6dc9EAhSImw9uwf6ksQ",
-	"4o7H91XZ3CHu7nBeEoS1bicIK9seDu5clh4XbXfQyrcRBdejOxVDIvV/nXz8gL3pMFFXILdVHC3vUq3T",
-	"DH/CNENQq4aibroEhMyTQ3vw8lkKdJxukavAE29VrIKnrl6ygucdGUGwcjcgnrtXMrZ/yNV06aIXPP22",
-	"pS9uru5QAIOXuG3qBs9ewB7dWWnWV6OdxhPnyafN6Uu/7eNcfEJndnFz4kxSh9TxtA1zSap5L2WNUkbq",
-	"Uya1jGXqCnvG8eTqbNKuKOfu6zADZA+j9cRdyRFmm0cj/zw9/UR0RoUyr7kBlQ42yD+Tv4EM0+H+AUQJ",
-	"EqZGQA3qDCcFKSYoNsGgAfrkFtbfxbR9ygJnzDrmZswvFDEKY+P4055LcoXCZrmIS3J1saSSUHxMC9QI",
-	"KBkcSokqoRCbtwoFJT1GM+P6Gp2IQyrqZ5SmmqVMKVIXkkRH8WTjhCnj728cJtEOoWKKfM88pr4wBfk/",
-	"4amqtMyWomHGj4kwslfKuUS7ENqPyDhXGsuAIAw1f6qrOp81vyMfqfevjzj06CYmNruhiFKu9Bm+DIfZ",
-	"XE2xqS7hSQBDCAiGjgLMB3yyAbQgFPC5YYeimEjOrHsVkXpkwy4QCWdftfkXkzH/KIrn/1HNjDkGbfME",
-	"PpNEgQo7j3WescQnVgC8tOB+DYADAdePzVWNmabGuLHANxAsr0SyNR0xVTS6leLlNi7uE0E7Ve4IwLLJ",
-	"RTniFYorQl4WkNWvEIwSIbuFXRZcgTgyz4AEqcefP5x9Oviwf/jhxyhYHPkqqDDKga9QLBP5cs3Is6Et",
-	"DB/ZkBaZj2j5geK4Iewoot1P5pF3358dH/z78+HxwX5U6p1wgeYSnwjOgHnTC6agSB2ajy8UMsaaL30m",
-	"dhefeMSmoRhbnEGXrjOrBR59h8wsR7EUCA1N06N4cpcuAuP/t4Oa+SWbxLVurdNsGW+f6aE0t4CBvjRz",
-	"4TBuwJT1zB6LC/yHf0w3R2++trJX0y3R+X17/PrirW6f92q+Gv2fLE2l0Ui2DKn89CtAtf5LSXE8iY/8",
-	"ifcfrblihnA5VC716zf/dNwsioz9nwIBF365/AKhLCsb9ooxzJPRXzGFcal8rnKjy7tN2rwT5PWYu10A",
-	"gEtHe5/Wbs2ftHqqg1bnLHODkJr37Q6w9bDWrnF41dZEuaBgRkEuf4cICW1q62WxLqpbsqjuL9XkYEz7",
-	"Eyx7vcYNgiqya/sZCgdm4JgDbL4dTw4qpXbgdBgXYKawrhFUIJDR9EhTx7/S9XnhctUZ0TIUUGdHlStU",
-	"C0gkLwRLznpTWxrh7XC0vSMbRoyqKTr41ggYLshnwb+6TP+O70+ttGzApaDTIhQ0STic6p9SXgi0ozw+",
-	"4ZCeM1K3dYKKqDweupkKxc+s9/mQKISBeKD09VWF70f4hu+n6P3Xb9dkcZbIzFhj6zSjxq8nuz5BVEra",
-	"YKInqLm3DFXlY8T89QeZyV8era8UyHjPXVJtQYn2jEdnXiCu8bVq+dOqltsHNJ8oODdfXY1beMUA1430",
-	"9Y6lHQuJKjXHPlR1M6n9989nz1WF6f8qzmXnhK5CXr+m0F9T6K+N+jsa9U/a+LKYC9/IXwwBXymBoYRK",
-	"FxH0mAqSSE/9PmN0Y4uw2eBcClur60s/fceIr+GvhJ2x1wFDw+bykFvAnHpxjYshg0p6XYnpx1Jgyaex",
-	"xG1AUiO91IhNiWLadyC43lDCxDnPpBgzoXeKoY2B9ImnKellGOpEIxow2H1fsmJxxrSKGk2yJ4WSKVO2",
-	"3cbcX9Ep1tmbv5kmPdaXWKPqGlJ9zPOY0YSoWE7YFaz8qC3uERsS0N/dlNe6NSwGrUFFEXzni9XsjLrK",
-	"Miu/7fFGJZSPsfghTscAPPuExzccN8jk7zcdIuUgZXMHVceUpnRMwfC2S6/WrZ23mlvN1h1gM2DmbwTN",
-	"cMsJt9FaC3zP9vezEemA3uUkg+9lRGPYinXXDnI9B5R3JN3hi0igrLRDskBjhUOEQCy2s3929/3O+Z0W",
-	"oS512qftloU8anc2f6nNmZATRWjKMq3m4SexPsq8SLh7EwXKGfZtJTVf4Fq0x9W+2IDGhcNril+PO6Mt",
-	"8Wry5vdW1lFb+tX516sxh2bHmmdprVsDnI7uy5fwFpt2wsxNMfmYPCNOI7vWVjHc3TpfC+q1uf6MzfWS",
-	"FHXi3X8FzeoLy4FO8p752IOmn8/H740B6lvvyKJaEFKXfYCRKQzzUPgCj0a599S344EVzQeAyhahbogC",
-	"VAnYQjVk0MsqEtKbkmOpqWbugcgJHN8ku8L3iQ9pAZPTaRU7NBQrEMzY6z8pv8x1sv5Wwn1ZgbyivHw8",
-	"LphbKcnrVOPfl9Z5uDDhQMXis6P+T/9+m7358af//T07vfjt86f9N4fvP/1yKDvv6Xt6cvH66+fT1vFA",
-	"/fbbm/+6f415RwWHm+YmV8RunBLAN87BWtWtVd29w/et2U0ej92k0G0LbIGyr/fym/1rBSITewZW+WZy",
-	"gs2ktjuXJCzl58yo/RUYTW6ti/tHAAR9f77dKlQo1yuUu4rwJYlQ3NtY86CsRfcTIq/aRVsFXl1Cgn7K",
-	"oFYFilDeQXXwc2BQuVZ+XsOf4jbjbLL5wgMrlU2sudD97cXgBynYfYvCdXDrUUz1JQX8jGA/OKU3yiw4",
-	"piJ410rgeSuBzSWxEY9kwvvcCfRnhNu4SA08ZcrjBkG+mpj92ZnK90FBsgMwQWLAVOSR2KRiCC8cCgAE",
-	"ITTWOU3TqcVis1DCkRdgERnLc2j+weIa0SQHnswjFE4dWbYS6JNyTB3HiGO1ErfG/ZjpdyXlWBDhWVXm",
-	"Ph5Dh33HZpx2xF8eVFn+/c5asF31dB5JC+IbWdrbuYFwYq0d1y7S9+4i/RVpLW4V13pZhKSuLW2wZwCc",
-	"mzshcPC/vrghIIiUBWrZpsKKSp4rqxv2izE8fEnxgsrb4pHQCOHl+qNFVbfKFYssJ8bt801tjcnlg1Rb",
-	"aM3GE6PnOkvrUNCM8DLYuXNhkzbt9DbjrWSbveq/HrwZvv1tXMT0kquPGllGql0cyKJ7bwN51farX6qk",
-	"VzVAUdhubdqvcZr2ZMJq3e3WJnJUXX3Zze2SRnbllzUbci0aYedd4mdXeeHWySoVGKWQ8jq6uVbd35WT",
-	"Wq7dIBUlcc8O6xLa8eU3+/cUcCKYRg6SW9/zZpW17++HkmpxjQrgngK9ij3cEklSRZSU8C8lFzIbYWl3",
-	"P2MsgHJqqDwEOA+HWuLRXwDcN7LTsMGTqEkO+wiDYdVMQRQUCn9jrkiEIBYRDqJJTgEy13ZsL+lOH5u5",
-	"nZGI8xXbncV2SnkwALybrMXiWiw+hUfjlu6zkKSwp2ZF6XRFVyGD2rMNVwr07W4RwoXi7Ed+PptIB34R",
-	"vGdAMqbzTLAEiuIgstck72RGOltkKPNMeWlkbPmYZtmU6AsJ9XVAfKAC5OEHpHkaD/2FlSQZi5k5VYUi",
-	"poIgybDPTqVScTGw9X+3FGwwf5UipHvrRHk+pWF7nXf/UT/8+3CYqXhvmP778Og//19vW538r5rI3mu5",
-	"/+cuByuqwYpludYwaw3zXGJmT6ZgFtUlr6hfNFMPpFb+bSxBI5+dUds093K8HFpizMernFQKtgOb3JmT",
-	"oVBDeQHhoSuckqVUwq7ngvc3s3cANJEhFwNQRWZ0RtsYXcWVZ5HEevKt1lvy88EP//z48aez/cOT3R/e",
-	"H+x3LaUq4a5/eoH+OWWqVEWxnD1tRmKnaW1Rr+Xds5N3WDl7L5gFINauMwNmN11QMVS58pt7p7QbwV6o",
-	"RujXCAd/7l30VDrWyO8bsjxAeRvnGddT0J2I3Lub62Gt++sXgIFE/u8FLMOnjgIJWSwnVA93kAkq76U8",
-	"LrgtufK8RZ9/eH+4d/b5+H3T2+svz9ugie3w5mD/oDPK9Z4jNBdSrPVZPI1TyFbbNIulE53P2pzSdARY",
-	"rwXxZ0AuhjJFVjLj/HmSa9RX9opHjkFm/poHEDbybEBlSlFL+tS1+g87vDShRPMxAxjCMgxL4CtZaDwa",
-	"ZEZUIUw/UI07OiXz1wXlmiE6g5mCmIqYpan1bkujBniJ+RGXsc2JxeSFCwH3QYkUskQvWrpq+fRFl0dO",
-	"cTcJGXP1OvVUisGGZtmYjNlYGuMHQZxHwphIdfNPypIBMD4jWmuj8grGMpsueqklHDZjE5UIs4HidZ+r",
-	"WGZJQE5ZygYZHcNN/6f6RO6EBdffFRU6yziV8ahb0HMCdRlEAIAnipI4Q1hK/6YDDBkkOcMXb5YBcIEh",
-	"FRiJjCZJ8pRFjVKIFXKkuSOqtEjYqjTqE3vWojGf8IEwKyXJM1AoaImVYhwa2Jgysy8V7lbboQgk8lyZ",
-	"9YXEVV83ys269t5edix+HZ5PPvHoJFA9ZVsNMbZstl1509q++Ste8GzHpB5mMh8MycThWFluT4T+VISm",
-	"GaPJlKgJo6OuZYg3skk5+HMsDfPnv5hl+fX456VBFqhZRlQVU+NLe5se764Ai1+tOmsFInFsTEkOzJsz",
-	"OuaKAqvZ5Twlna9fCY39hlPFAmjO6I5dDxZDLSYikEZY0omm7ex4lKd1vRuP9bT22dChAwJLZm8dLC6f",
-	"foxJsDluvONjTIXHVCnKJbkALZcQmQMEHHLmaSlLU2NDdY8yJ67M7XFmw6kz99bNgYXGaT7SYihU1mOs",
-	"BTJJqe7LbFzSrRXycfvUyOoAZ8+XTTzwjFgTbc/d71HkBPbks4RQbwHWKZBSc5paplstZQPOz3LR9Lba",
-	"Q0/HcS4edkkYCwaUgnsiEAwsy3KgzpYZySQYpcacLZ7/sZbDozx/qSbIPh/msb+Lh7OP4p7MkZyc0diV",
-	"PX0H63eWdxYcOKCOZY5LBMgkzNnlGPBDP741sI3r/pDTcGKEWG9KyiECjGtTXY1rwwD+bwAAAP//",
+	"7P3pciM3mjAK3wqCX79RUk+KRakWu6R4422WxLLZLi1NUfa4zRomlAmSsJIAnUBKYtfo3xfn/D+XeK7k",
+	"BB4AuSLJpETZrp6amGiXmNjx4NmXz62AzxecESZF6/Bzi9zj+SIi8O9TIgSekgFZREv1t0jmcxwvW4et",
+	"4YwgPCVMvhAohs9e6xZHCVHNQiyx+i806IetQ/2vcWf/1/DV7bfz178d3H9z8+7ujXwbd5b/wtdBy2vN",
+	"9VzQfC6mpvH1wc238ev5W/btovPbgXgt397eQWOJ7SxzHpKoddiaLuTem/bbPUniGLe8VkzEgjNBhnRO",
+	"Wof7B69et994LclvCBNXgoStw/03nYesXeuwdYrjGyIFiji/QcGMLxbLIzQjMUFUoBm/Q30UExwiOSPz",
+	"tpqC8zksWP1j/PrN25bXknROhMTzReuwddA5eLu3v793sD/c7xx2Ooed/fbrN2//2fJaiSAxdFX/GO8f",
+	"vGo9eC2RBAERonUo44Q8PHjZBfyWECFPaEwCWbyILgrhV2TOD+3IGUEBZ7ckFlhSztTa1W9qohdiN39R",
+	"ktxLdZkkitCcIIx+5Tek7V5dZTV9NuB8Xl6NXQZlCCN1LB66o3KGqBRoEWE54fFcLQ+mzi3F/qT+OcOM",
+	"wZXKGIeUTfeCGVaNbf/WYSukIuBxqA7NeQl6Yz/NsEQhR0ueIDmj7Abha55IOI4giWPCJJrDnf+fhpu+",
+	"lDHBcwU85dcg8JzY3XswA7wLJGyP3GZdS9bt9NU/xwb0yk84I6W1qweByK16/7BuhkLVKF1ui4aHaH/E",
+	"1Hs7RJ9HLblckFHrcNQSEsdy1PJG2eOF31c/31HrYcRGTI164BoVXiiMCjDBJPz602yJQhrmOr9q3lmf",
+	"14wGN4S12+3cIK9dg6j9P2Jb0EHjpVHr8PMoh2tGrcODjjcq4KRR6/DN/kH7leqmUBjMUUBio9YDLLRV",
+	"vsUPmEYuGFzE/JaGJEYTaIDwRJIYNq+hC8GN5WHxi7pcEsc8hs7mX+qQAx7qr93vemfD8dVZ98du/2P3",
+	"/cdefvG6haJCCh0yLhG+xTTC1xFpQ7uQSEwjoccUEstElOaMCRacwY+n6r6y046xJCiicyoRuQ8ICdWF",
+	"P9Tc3YCIpIJAzI/mwuAxooPSLf1PgvcHrzUjOCQxsCFwb2F/ynisDy4kIojpQlE3A/lzMr8msUB8YlAv",
+	"YGv4N2bijsSI6u6GPkZU8y6S80ggzEKFvxcRZVM71K6HAj6f4z1BFljdcOgpomZH5nFI4iOEr4W6qzuF",
+	"NhlnBN1hoQioCGZkjnP8lKJmai4PphwHM04DRSfIfEFiLJNYYVx1I61DRQoom8Ip9IZ46t5xTARP4oC8",
+	"EEiRekXosdoJIkxSuUQST48QlWjOb4nQNJjckniJFHmdEvQdkUjM+J1AO5ilvNycyJgGAmFBQ7LbRpeE",
+	"hWqUaxzcqO33J3unWAYzxGP17zPOiP6hbtOj1jejlnNrAyzJR/Vo9uB/q7vs94YfEPALfIL+c6/UXk2Y",
+	"TvO2k5/dzEWZJFMSlyYbkDmmTC2i+YRpn8Kkm8wpiGODlyTgLBQoYZJGAKvXlCmGRyOTF+raWMjv1F0T",
+	"KQqTvz5YNzuR8XKvqxBK/cySozusrpdMeKxgSsbL8jaLM80po/Nk3jrc91yzVq6pOvcpvlcj2Jck0ILE",
+	"aE5ZIol9voVj2OyinddWXcTATh6RiVSAneeozKmvXcybdxstxgkDV4zeIyUzoB2hL2UXYYVQaDDbECT2",
+	"v3n35uDNm4M1Z/TgtRRCmxNp0etB90eNQdyYpnvQVbRO8oBHKa4pIdodf7/d8T2FFvxO+5V/pLHhnGAm",
+	"UKf9ylPISWoWRQ8k8FLsFtbf2m93Wl6Lqnk19m95LYaV9KbWuGcXWQBHfP+RsKmctQ7337qwTNfKoK6d",
+	"WaxHQ4U0J5TEHvK1rDpKOp1XAQ3hv8QvLrSBOAu7WGA5y/ZgxWElcv6WUKBlmtt37ueg03Ft6Dgn2vXD",
+	"CzWDc295EbC8RfVt9Q6hxUoR3LHBoLC0J+7zhERU0au6uwvN9/Le7mbh6q2pBnpn4T4+uH4VvA7fkLeT",
+	"b6bfzt79euPeWZgt5mm76odkvuCSsGD5A1m6kOMNEYWXJfCEKDwNuPlQCdVkQRSGUBRdWsHzhiyBi5Ez",
+	"MmLwyzUPl9CIMnTwGs14EgsPTWI+z3rhIOAJk57hkfTEExoLOWKGbcJTTBna0RwxTKEG3oWRlSQacoWc",
+	"VL87Ht8geUcD0kZWIB4xtTBYKmZczkis10UFen1wgPz+Se/04nzYOzv+efxD7+fxoHd12Tvxj3LbnNGI",
+	"jFi6MCQkjSIUJ0zAKJ131VH6Z+Ory57fRt0cI4jliBmx6IaQBQgBM8qmHhIctBNwwHpgPImJmLXRvjr4",
+	"gzdv0CKmTCphYcS6l8f9vmKiYhwoDHqU7syc5guRXQkVMDS/Y2oxVhUwYlo1QLXuDC8V569bajkccRYQ",
+	"xXbNsECEhSRUJ2JkOL0V+NWeLPJBTPGN5FDYX3vE6pBqDhj3FDS6Obg3k4Prb4J3ZC+ICZZkzyplsBBU",
+	"SMxkyysA/ps3nuISUrSsyI2UJFYr+K9fRqP7g87eaHT/Te/Tf/zFyRj2J8BRVh9Hd6FOTcs2wMNypk7R",
+	"UqKUH1ZMs9Z6UXWUBO0osvRXf/dwpK/qjgpiz8eMJezzSeUFgV7vH4yYfzHoHZ+fnfSH/fOz8Ydu/2Pv",
+	"xNcQHsxIcJP2M2vCMYE5ZYyZwIFa+qorMPz0Gu45d75v9g/ch6Z48bqD01t61XmtIYZxgx6U2NLk8NR/",
+	"+QThskiEIiqkpvp/9YGa1+0ykxSevNU6cUGSuWYmF3hK0rX8lpB4mS0F2KjCEkIywUkkQWJVsxv2VuHv",
+	"Nczuaaayrp64Zi60EhBoVMoC+aBasY+VT+Dhm8c9xbfq4bfdZCjTka+iQtmZrtejZ4f99nX52VZP/gJP",
+	"SXWv6lfEEiU1GwKzX3f66mbch7+/9rQHyUp+J04qbE6csNWsgGqwKZMTJ0/nbQYJu4T39oFGTvnsXCE2",
+	"IEUK26NA0RMQUqhAd3hZd7z6ERcO+C8xmbQOW/+/l5mV56X+Kl6my0gXBVR+/aLsUjRXULsa+LrRanQP",
+	"tZrLYEbCJCJ17J8w38t3LoLZ6jtXDfSdTzrXr4O34bekMzmYvp69/fXbm7n7zkW2mKdd/E/kesb5Td2m",
+	"7vTnKku7jqM1Owq+mR/cvGZvF9/+1ok1FN+7d3SXLuQpG8pZzzJF3RVLVaupYYcBvsaLRUQDEA9e/iq0",
+	"uJnu4rNWteouIch8ZYVuy7NqWjCigD5W8cxrtbGwSRkvjTbk4BvPAuehmfUhNUCqid164oKFboIjQR6a",
+	"wnZPTdJjtyTiC6IPrkQvynvVJiRsV0KZYiVuCeggYclAdcGqZjduFhxwNqHTJCZhG6VkyPYyGmZcNBUk",
+	"oPuZJIIIa8ISaKJao4DzaC/kd0wrTm23FwLlFEweIpEg6FUHid1DLUToUV8A74vedF4ZNokLO1MIygFg",
+	"71GA43iJ/NyIPrT3zXW3s9vz9cEYXQmobzwU8wTY4WShHkZOc+xQRrmuyfR4WW5erzhsNkrWxa0ObDqK",
+	"al5V6a3snWtap5Zb1b/aYZVurelIhfNwKseajwRnoh7Sexwabd7T0E3/7Mfux/7JeND7x1XvclhENhNK",
+	"IvBMULjmwjwCQCsGCc0TIdE1MZzyIeILwjBVkrWcxXxBAw9NY/6bh6acTyPiIR5FeI6LiKfPbnFEQwRm",
+	"H3iAhfmeFQOVtm/M9vYFov+NPiM4BA/pPaMHHzE8t9J/yKWSBxSVSRWnONRdQIQA7GH1jh4SSTAzBgt+",
+	"S+K9iLOp0b31Qy1K/Nu+43/n15hXT55x+UFh5qe9y+Pzsx97g8suyN9n58Pxh/Ors5NW/t3kJwUaOFHT",
+	"/g4EO10O2mHcwLSlt6ATwFEExNLohnYV0XZvSNNX3XuGFSnX4+WVql+fxZf6LKw2eztP4qT3sf9jb/Bz",
+	"zXOwk/1OT+Gn3vvvz89/cD0GI2asfA7VzeinYPvmH4PVw399CF/qQ/jA42sahoQ9+QX0hr3xxeB82Dse",
+	"9k6K3Noi5pIEBjwJU9JbmGfWQhIRSS7SVkp0EkQibvQagIWPUBARrGQszQpddIfH32sjhEtcfDHUenHU",
+	"tXrxF2pYsxQSas0YzEw5e2ZW7vLqw4f+cV+RqIve4LR/edk/P7tEO1j7r96QpdorRncxlWTXQ+XjBOGy",
+	"MMw/rs6HXbRT4Ad/S7jEHgJh7uErz/bFvsmiUbLPrsQTNTdug1yBRmWmOWPIpAKV7FHwKq21T3vfPOej",
+	"ca7ZA0tkYaHGduqXVutXlntkTIpa5UIlIsblZkokaG60penrs/m3eDYDkggSbvfdaHN44d0MXQ/lDguN",
+	"hUFnZ8zRBmx/10ejF6xVdNUHki7TsIMRFjL1TXCtHe0UvAZ4DPqFr4Tmi30xTJKY4aiXwf3jtXXD3uCs",
+	"+3HcGwzOB62iFk3PYjTeOxaYaIheTQ7wu2D3mbmv/Mo8hBlKGLlfGC5QK8aP4AHYYJkAxzElIOZQs3jx",
+	"Fci/WCAHJe6phcdt6KRPe5eX3e96bp20CaUqqqKV6H9NEJkv5LIorpiFIdVNuyBp89/vol02G9GeJ75a",
+	"AvBNcyoE+GLBehWil5yjiCsmqqSYBjqhiQIcwNeH8qU+lB8Yv4tIOCXbUYr9cHb+08feyXe9Gq1YOh0K",
+	"eZDMlcz+p1cVO/ZUpye2m/rKHX2p7+GUzPm2NMSnvdPzWv2wnujPD/3lTdSB/hz28xXwv1zAB8g85mwS",
+	"0UBu0Vz4/ury55LXELjvrXX9eyjK3NWI+utElBzb44T96RVUI1bSUJXNkerAtPhe2LB6bVj1QpiF2htf",
+	"yBhLMgUtnR+TX0kg/dTQr1qCSi9dGqbS6CfuMCyDLxYkRNfL9PzMee96ObcfdVk5NwMs4ZTBnfrrS/9y",
+	"X/q2aBzIErVETos5XwCVK22jjsyBK3nq9mccxsHpDyQlEqMbsvjK/325j4OHZBuqsdPzk16mF8vRvnym",
+	"nHctr2WdOVuHLe2ultciQFQ9eNb60N5HISfaw5TcU4iAh7QkIYffZvgW4smIABMH1XrnIg2dFx110/EE",
+	"iW+JVohBC5jvCAUzzgXJ6AN8mxgKA8/jWZ907hi93OIyP2PjxlqgczsJu2H8jqnTiYmkMQl1Py9tby7W",
+	"A/+4LBJ3t40+gMetnibvbFs6qRyBhLZAIIlAVJadZtVV+jb/T851V385yrkYC4mXAvnaydj/ikK+UBSy",
+	"HcJaImatqrPDH0JUPUXpNLhmNmMa1hHXr0D85QLxKQ/phNYle3FGK2rX60KkIeDF8MiGO5YAwqZWWbVC",
+	"aOPOVfIVeP6UwHO+IKzb324gkk73kOSGK3M22BkxdIgahSYBD9A6ZEkUZSFWitDHYxOc1Bil6t0DYh3Y",
+	"tIYOxOrnh/fRS5v0IrdF/3ArAUg/QXyPTTAE0UQCQThRXSCSV4oDmtJbkxHha8zP15ifwivfVuQP1Rbb",
+	"sWHiW2tCckyA3CECQ6uaFkO2y0RkWizDoZB7YEPMC7fDilYuwLkw9bM9eOc88PJLX/xDhE3UTmaXhZeu",
+	"28GrZzzL8ykQRr7aul/d+xHyYet5CUW1zwcL7fj2VH7pfGrHPCJfPUm/8HeZD8d5n4jl015nXhE9vlbD",
+	"PUo3f4gylX9NziYXIf7jH2hl/4Y01yjojTR0h5dZRhOT5sqfJ5GkEoubS6O89/Pae7AGrFgIXihajaOx",
+	"9RgxCzEtXwiY/w4rnkAHD4ckoDpbGANOQXIegZwmdAIVizA0djCGg6+P/4t+/FsK8KBMJJMJDajiSxck",
+	"BkrEmag6w3Yv+hDQkCrJQBUJGq+0m1EbUoE4pNuECAz3g886PdtbL09h6LB7w77O+WWiNgLMtB6QhSkj",
+	"8vXBfNEPZotOsdZ51EDupk6xfw5RtLgJBf5fHWj/Bz6LbVnDwETieBDPYpA6RE83m/05XmHu2PKqoBei",
+	"iRns69P78p/edkxJGowYl2MwF9W8QH9dQl3XK7LaVqtbhKwjtGD+SfUuYPj+E8l0pWPxD81PvntXX41b",
+	"/2Yv7AIvI47DIecfcfzUIJGFHmwsOR9HMFz+lRkNqY6g01YHgfY7r799881bdL2UWn74c6o+KjszpKi4",
+	"F3RK3399D1/0exgk7IJAnvunPYU4YeOFGahMauKErVEBoqkiMpylya3zPM2hFsKpRFiil7f7LwE/i5fr",
+	"SNfLOGHi5eqJ/yxMX+74rG4vYSikoaa8LLQJxSHNNwL/jJPxxeD8x/5JbzAe9k9751fDzAuYwOUh6+yL",
+	"WYhmGKx2VELar10oUWKO3UsVlkW9IP1K7b7s1z3k/BSzpa258cQnjiUZgw19nLOh5+hd1cbuFRIxvD6w",
+	"luS6Z5ef4pmeXnkK/fyqW9Pav2xLeWHzhUABZ7poSbBEAV5AhH1McDAj4VHJji7wUpiE36aYwFe7+f9Q",
+	"u/kVw4mc8Zj+66kJKyzrhhd0fEOWTss5j1MzslHV1707tSrCpJn/2d6ea5qCKdzsxpBAa1/IhynPcTTh",
+	"8VyhFuPwq3DMLb8hsF9yv0gjqu2Ri2Sx4LEk4SkJKR7Cjp9y9Ek24niuhhzDKZbSIqrB99RkyCYoLU/z",
+	"5+X+3TvMiwDUquuYdixwbO0r2/AFoqmtiscX3Z8/nndPxsPz8/HH7uC73sbi8TO6OFcW530VcP/NYDkG",
+	"ZpOqC8/qtj4BnKvlaKqirnGQNjVpQiQoC7RBw9ZvSws5goz1vDBeXbFXqDrjWCb4dRfXeJRW7FFcruny",
+	"9Vl8oc9ikLAPlFExe+p7GFydjT/0z/qX35ezgKYlHtSqIiJJWA1JixPjOxXFBIdLNDFretYHkV+yl6pZ",
+	"7BJMva80jEtvw7e1xLKaK1/h/suE++1Y1hQQuUO0BsnvlQS9sAYvC1ROWGaNWxX/DJrCUpTXV+ffLxu0",
+	"f8JUPlmPbwHrp25/2D/7rgavmywWbqyeGoyhwHHRH/V3eRRm7RmCX7Wir/j+3/RR2Dpm20H6l8ff906u",
+	"PtblvLCT/fmTXlQ3Upf1wtZe+0oXvtQnsFXzz6A77I0/9k/7w3HvP497vZMy158v9Pb64KGhaSjC8pnr",
+	"KzkW7jltOwsS79loyVrrzlfbzf842832rDZXZ92r4ffng/4/S7qjVSabZ3wa+fV427C5bN/acnV2eXVx",
+	"cT4Y9k7Gp72Tfnc8/Pmi9xhry7Oeo2uR3ld7yb87ajBlZbfDY1bKORWg3Ez1R5WWAiWDrQz1NQvMvy1M",
+	"pyCk6wofdCGjxzFe4GsaUUmJrfO0ILH9i9xL0J2apjG8A2PNvuY8IpipBS4SMTvjkk7MmxDuZjq/njmJ",
+	"8ueH1EzOr38lARxjtsi4Jm+N4epwHCI+Qd2DLtpvd9o6EVtuH0Fpl6tekPNk4BlBXfU+WyTylId6ICrJ",
+	"PL9bW8c5c8CIY7zMdT9P5GP75/buaK+rUDs+CBIkMZUgLNCYzNVmC1OvOYzLan/X+uw0SmCe683hUNvo",
+	"cHRRuI2GE+qRWi7AEDc0ijbaBVzppermXLzlbSCmb4IDsvngaVfXBMZGuAKIXwjkJ4sQSxJ2JaSLq9Y6",
+	"z8qK/6LvuwgW7n1kk3vFd+ACaSecpuf9acUbzbZfwSKLmEse8Og9Tf2RSx4rf788PxtcHLu27aXdf6w7",
+	"Q3+/3fEh0r7TfuUeI4kjx+MoHalq5FVWW13AqmPQIFZZYhfBEWaxJ3F4pO89RBEVUiA/mGGpS3EzyLu1",
+	"IDEKZjjGAWT10VX1dqgUYLv1UG4C8PI1/IfYraK/dbjDdt0MI9HQ2Yw+EkHWIjD+WJQp8XSjHiVwoKEt",
+	"7l9+ZjBwHRTEkk6wTrldvAVsvvTd57bukuZE4hBLXI9ZZZwQx6JqD3aB481IwQWO5dpjy23TTlFzVL1b",
+	"9WCAKai+mEvwpN8DwYqohuIQ+Wr/h2iUdDqvgu5B9++Cs8EisM5wSKER+Eh8FFFGhIcIDmZowqOI35nc",
+	"2Og6wuwGvh8hjPxDtKBs6qOAz+dmsniJ9t+kybF0Qf07bYSpYhevdb8HC9xrxqFX1w1H2D3ofkfkEIub",
+	"XAKmKq0Av0Kh8Ihvmvtox/A9jpc/o0LyePmRsKmcQcJayug8mbcOOzm3REmmWtlT86QlYVgLPqsRKA3r",
+	"rvr74fCim8hZibZX3sg1wTGJP/B4juWjXolIB169VNOuZrnmgtJY6TIyV4C2N7g41qH/Os3sfruD5kTO",
+	"eCg0oPo6k1MEwZWTEfN1nfp2vAjaMHKfTbiP9MQC7fi57LKaNLwQJreAkiN1gfcRwwL5JTOB76WaTkOq",
+	"XoisHrw/7F7m5D3/aMR8i0x8MIjZCqQYcmBTNhW7R2BN67RfpXvCzCwVhMQR89Wi/DTAxNraIJN8ifsG",
+	"KdgFzcVzhG22Wy7AtIivhCNknAQyiUmYbmFHEILwNb8lu8V0yesAAhaZtV8NGLVPNAcaB+1OmsPYkH31",
+	"TrMbyppea1YDMviMmI4hgtgoyO9FpSDRBO1grXGCnP02pjWdYUqkAjY75IiZhIKqlZqaGJXAruuC9LPH",
+	"bHk+aR3+8rnFksjkeCyQlPSVpWfJkvm1uqBPnjOnaJoPYwcbwEJgotXddj1EghnPihfa4p0PXutXwVm8",
+	"CBwHHN1BWuWDdsfN6WlwdTCJl4TZCmK+h+DPSyuQ2t+BiaziVfW84NFAq5eCsFANkf4Nw+jOEosb8XJK",
+	"pOneab8yR+4iv1iT3ezk14pG6R4sCKrbWNOrRFca9PhIpjhYmpnUpBd6rY27qvn+kZB4aTtWIKTLkHND",
+	"6hQrawZklEOwUAKwfp1mDOdSUrzGGThpltCABbwUkCqIQNH7Kd8zP4KSd4DvbG26EpowBH49njAcTDNE",
+	"4Wk9HaGQNMOPiUgiqeFP+/pXGYFUJdmMNdGUL+UIngk1vBCIhkdIjWniqHJoI+BJFNqiewoZPhEx6FN6",
+	"/HOzvNr6J6Agrkk7jX42GTmD6M1aX4LHyxWoF4Dr3qy7lWkKA1QutoBhD80LdRzhUYZibSv1x9GIAbMO",
+	"vDQwuE4UnQ5cODyd/K7TfjViBkUcFlCEmkAHw0Je0Qrqlra39g2CllaQQVotY6QQhczrkUY9B6zXsbE6",
+	"s9N+ZV77frvzQiDfoeLx04w5CkUGEVXr1HzChMhgZuvt80Qiv3vQ3TOKDP+rorSoZyITEsckHMaYCXXI",
+	"29dUddqv6vCTVaAWdlunQt1ACVKGxedT3GoQ/3dU37rVhwW17ta0tUUt5I+p7va5tbgGQf0bq6/0Dres",
+	"xCqwoC5Gz2ZeyBA62vFvKAt1pljz2Xcob8DgfG8OfI7vrRZn/+BbB/5QQ9acPMzQD7d7L1s9fq8Vc207",
+	"bzTIQDUGDa+4ce6rdJ1wNvmTMPNtcrc5MWidZq4gKOoKQmWGIxMOXdcOyf6xfUuldxgEZCFJ+GgCeR3x",
+	"4KbGCuttqjEsm36PYfEbApOLRuQUN5sIq08A6RLMrNEE5aDZ8egVWBVYOMmjEGH4+XqJzPvf0eW6PeRP",
+	"aGS0D6CVc9lwHvNG1bAbd1qBSB6JKqCcerNHuvK0BwZHEKbg8ZdWIkjc8nQxkVzPbMV1TMnvqHe2q6qw",
+	"gjMpFw3svPB15amAOOiAQYUc66iO+uaCMkv3HoHYU87BgXIKlKxyQAblbD5l7s03NE5uH7Zt6MzG0ngd",
+	"kQKzY3Zg6QxrYcAlpTvAYhLj6TyXBxFqYCqx2AUnFh72tAzsBJnFgrAaxyCc4yY3BqLVQFN7kxEW8niW",
+	"sBv3kh6PxDbjNUzz4lWm57H2MvPK03XshlPn/EymwO3Q1nVqEvtKCtheJNdzKiUkp7rj8Y02voK7wV46",
+	"uJcLTVaSEgtIBP+c6EQBah2/QtprdR2JnOW7Gifo1aQk94IrZOQJTIuw290IjWjcR+dESDxfqO4TQ8MU",
+	"w0D21Ke1JEZP3ehCikpEl5uL1p8ZlVkN9dGNLE45UuwPw5GPCAtNXSrgkteJRJU7gmHcz/5Phfi3g0zM",
+	"Auy2a+6vmWRaNjqg/XYndVCylkgBFYiAtxVPlVbBs1RYX9HmwsufRZitFWPJhMSEBWQIV7bh7hoKwZuK",
+	"v5vKvW6p5pyRVK7BGfDEqaLcKKo5I5osGdkmxnfqP0kc5SScegGnbCZcgvlLVwtrW6GmVik0zwenbA8+",
+	"YnxXQK7XS0lcStwaSWeFA6Lr/MtyzuD8Y298ddkbtDz9b/D/qCNTLofdCqUST3fThTk/UiEdOt6aja0T",
+	"w5RM5HYTWrOYGv+i+nWkVqnjsralCH/f8zskuXVNQH6Bi/LRNU8szVKP8YVIW/jGq2HEdF+000ERwbe6",
+	"ZhtP5O5RzukBYW2+zEo9paz5iO34MZFJzPpzgG5JomWa1XzGGU9iEu4eoUUiZuq3zA0f4RgCl0dZ8JbL",
+	"/ePJGqUNWcvKbtwkWx3oxXOpl9zOFOs47byFU+v13G4kKzzyKtq95jboIqhupCN7unasuRfgGsWZy6he",
+	"uxQIfnJ7EIgkkpVLSXkW857064KCiqDyUPcxpyw/xb73aCY+r38wSphGrgF1AFn0B9jsUBR1XmM69xC5",
+	"x4GMlpZEK1wzJ/NrEosmB4MLCoaGu3X6DjwSdEVOAmk4vcvzYVuXZclfhYxF5tcNHM9dU7gVe+qiLfMl",
+	"ea6kMHg3SGEUOhkKQj7Naf3GgLhGDCMlG+4JHkt8HRFwxIGxrNeDD+P4aMYjQ+H0wFCFdMQyOqc+FQq1",
+	"WpdQaO8kOI/RMv6u+sXNNYvPL0euUB3S9XrCp2oIj6BaJTEivNqLSf6tWkxoLKSH/FT35iOuvbnUL8+m",
+	"M2yuLfyjlYKP0gYWtGAu7f4LncuIHGX+4qALBL5Pu31fDrvD3vin88EP/bPvbHhR/tPx+enFx96wd6KF",
+	"s9wXnVcSSKYVRHJfL6/en/aHQ0h3UJ2p+GM6R/HnNNVmvmn37LhX+bV/dnE1HA96/7jqD8rfBr2/944r",
+	"Y3evht9nHWokpe2o8h6hxPv91He1irtN9Gq/L2574qtahQYDt0l9k/i4VRspisQzzMKIuOJHGNLWP3hx",
+	"6l/CR1eDj2iOb0zRXhPuh3V936xsXoDZiAU4ig4RRoJOGQmRf3F+OfTRzqXELMRxiExCAYFMPLgN2BBE",
+	"Ssqmoi1IEBMp2t1jSCB72Tse9Ia+dsEVRO6iuxkXBB3c36dJLkCS1Ux3G3XZEumCfcarfwcz1Ivov/D5",
+	"JQRxILP3XdVVEV9dqmTEcnsTUjHoi5jPF1KXdXe7ya/y/8FzIk0aglVwWTx+UCeBggCjHV8Ne2giW3wP",
+	"YYnmXEi0/xb98H7XUkB1Cy/EiOF4mkAA9RHC1xCaNieYCeR/zg/joQy8DtFnsFAcjphpozfw8PDgFzac",
+	"0zVpCBddUxzahf0VCOTKs8GB5stEL0gsOHshsnrR12TCY4KoRHHCBNoxHmIIhIndnB06H5G/1oUtfRn1",
+	"z+1jmRleiQoCK9uW2S5w0tvsopWceDfjkWGQ2+g9ETQ0L8zIPRCeRUJPHYwteQoRgCOWBt/uTWhkO+hQ",
+	"WwgRNNYiJPliLyK3JLJNqIS8UlN6S5hb35ImSVh/Fhab4FAdK73dFAvhBe2xcMGpi9cbgCZGB0YexwRL",
+	"grq6Rh5THB+dMni6BjEwia5xcNMGIxoOz1m0rAsDaF1Tvn6dWIJ20i7VeC6v63cMzdJOsOywq2Ejihp4",
+	"9g9TgvvwqbwVcPWIiCQXMZckKJGEHMs45TgSG29RCw9rT08BVkTC9ezHD7ahnSDiMdkMQOZkboSjVX1O",
+	"datMcu81pImnpebZCEMyX0RYNh4ia69ZkpgGovmln5oOzivX1SydrI/6cmEqs65daKGx7X1pyG6j3mnj",
+	"lZQPsDuOjLf4qkEvck1VzyiZUtZc7r6A9i58vOBC9h7FF9lgp+8SGhII017Xf1DtAY7rzc41f6QNGVLw",
+	"Nk/ZUd1pANG5VRz602yZU8JQgSizYVhHaBETYfGpCST3c9loc+Faa3GCkMv1xsFjS7MuobXqthSSzN2a",
+	"bf0t5cFmJJdwQkgcS806oh3LFR10vE6nk7XSySZyxt6DTqfTcdrFGr71wiOXfGHeeHPoSnOobI0eJILE",
+	"9ikWt+qtj4dPM0ik1npFGYtPOI/vLWHJqGEO0MvoyEvL8Np37aBeeRKZP54Mhz4ixFHB+vtE8fgbqql/",
+	"mmFpdfQ3hCzArpKW5r02DJpiZFMgO0R0ro1XFTYl00Clr89sttb/qTHq09s75uyWxCIzueD7vu69n4f0",
+	"FC0WKPcG86SEvDKJywdizmO6QYyLniJHwgub6DRSR0OkF5xtzljWnBfvmiv2dAS4ZstTkTHFOorTbqMr",
+	"w1lbHh3HJJUiBTCi7T+YqQYAbkRGzCtpxhK/pxzCeB7NDbt41/IDJAzUtx46gcbmKUFZVqg775IFH8vv",
+	"fmVk1zKylvVcyxqeYR1O93iWNIWt7fCla2Hfrvj35lezfaaI7sCFSL9UHvYrI9iEEXw02wa9HskUaRIZ",
+	"OsK2VulhPl9jQcZJHD3YGtg6x5WuhE1DndTKpR0tqD8aMrlWDZFmrG2tq7i9kV72ETJWE745z8XmD/PT",
+	"am4lTJPhVtX+xqSxdpn2UvNpeT+v05faliZ50dplug0zq80uhsUuQZrVlK4//mQ+x7Ej+rUUUJWzd+Zt",
+	"VY3BzUZArepgjBZwDOC/6QyEyq9g3cFq9iZ0mXvgw6PeTF107SapBlbmGbRLW5OKKrfBLQC4PapnAXC7",
+	"zO0CeBP7oG34pUPyFm74ea62d2/TZGwkCbrlvjRHiTFPekrYK4r74KgqEHXJf48RyTbkZLfIJ+iT28LF",
+	"mit4lut1e7dpDqW5Sa9AaRxMOJ5S1sgb9iJr6XzpolUYbeW2tnDyltHc/rmfppJsU8QHLhCpoqpfk14o",
+	"3yanNRP4loSQaZC1n4/HnJO54TCvD26+jV/P37JvF53fDsRr+fb2zpkRB0rZNhPoL3XblSEYgsSuk+lq",
+	"Sz4Yzo2Wau+OhmDx5fFyfYg2EHB7N2YB6erzx1d74WcGDxUXto8kR/sFMctqPGM6n4PjBUTL6YSRwYwE",
+	"NyYWQX0nIYpA6Nk1zr1pRJbLGwpeKY/lB0oic0jgINA6LHDeDm2uegcaQQskuJIVr5d5p7F89yJT/6l2",
+	"IakIYQfBoKaDeM/0nzqn3ZpBjnVV49+D+/Bak5jPNzQuxY3MSoRJEpNQ50k9QmS+kMYF544K4ny1kj9F",
+	"BMvAGfYEw6WL/dL5Kb1nrSVy60OgAREIm3RqaI6XSBB5ZE12xifKvL0XQj1VQWQe7qsgWw+qhjxW/fIy",
+	"JXBD/ReWEx7PnU7ST0Djbrv4M1jMt6lVKBkDG255U11EwaJWY56z11gLkUPOo839EutT5k8mJCYOWgcY",
+	"LY0vk5xHAi2w0Dq/t68VvGvPsomJCXEUeym43a061L9fnp+dZ76g8FLc7+30+MJSMW0O9OfBwof1tR/P",
+	"GahDtXyB25ktpdFFr7bcFrOzXHl3Olt9mi+8eI0Zinck/bOHssbHV7dbiYHTxbgK+aiVbcizl/flioWw",
+	"g2026vrSCzCcZ5e9erdbYOX1qT0LL6/drh9pM10ikVwLkkZi2EoxxjDqoUWUpPkU/Dbq4WCW+pwYb8SY",
+	"LCIcEJtYAayonBnPyD/YjvrVJPrVJPrVJPrVJPq7u/Wlx/HVmPoMxtTHKEQ1nXRYawIQ4B1ZsNRTEpYy",
+	"WlchHbkCyUKQ7gnI+8lVrb4MuSQvi9hzW8OZbMN8ZO/uGRmoP9Y+6uWh8JHlxPS0q+/lS1GiMBwtpUEi",
+	"xcNtogEr6heYJLGJclp5IXbOvu2gxadN/CDTMd4nwQ1xRpKv15oVj57LBjxgOu9QNy+ffV7Flp5HOni6",
+	"zZVXYba0QvKrJmIxzFrN18WbjqXQas/F6FSeXEc5hxRb7QNwUSw3PMMbwsSVIKF7HZLz6BibhPHlz9VY",
+	"2DhnOxetwvCpQJkftLrRlef8RHSZvpyt48rK+8hpz2c8iaHz0q2DLMGnKzw4NRw5KHHeSVqHI94SW9Qp",
+	"VtjOXdQrA80SE5XEzNSvgOrDumbHwnDsaIJplMQ1Y1rf6Et869J/nZrP1k28sEoPXS9zsbZGSda96NdN",
+	"lb2e8iz6i2JOrrmcIfBqP0S4micjS9gBtbWRvOO6lklaFNZ46bcBG9iRfd1cIHJv6IlJdUNCD3EWECh8",
+	"6F53XHrUTVh01VaxL2LjB1u6Ws4jUDGKnHFjjuvKvqmRenVQkh8KS6QTfKIdn98c6qhWf9fLBWnySCDK",
+	"gigJC/J8bjZ1OY6JTqiQlAUSLg84TCQW/GY9hLvzIomWV3pPduYmuCp3ImVgL92sE0mYkOITExW8KecE",
+	"3Uld3g4TG72ZkmuQV0/Bw3shUC7OWkdOKXnJN9Mfgq4mnzo726CChxrbXKaFzQkwb9Z7g5ohvXT3qw72",
+	"1Fnq0GfklsT+IWJcB/QbocWovCFw+wj5OmeVf2jiizkjKORE5G1KMJBaCzR1I3OzlLUqR+cV23jxDZiq",
+	"MkwVlAxvX4Pp2YabrOGRs9ldh5yqAh0B8abKps6HAqADkSbqDNOf0E4WRILVpz0S6Q+qNwjdnJEGAWOp",
+	"Tm9tGa2S9u+T2kU1rmizEKpuwY/Dg3LQEBoFtITzeT9UWyeRIPCT9nswyTl1yi9LnqIQiuvR2JWkJ0/f",
+	"NgozylLNleOMVkCC11pY2+U6bUxu93l7p956Aw1F3hVkM8/w9Eic4FkK5Nrs4dVpV9b4bVhvl3zC3U4n",
+	"Pe36rm6DGAxXv7nMMWmDnRXsziXNO5UzQ0WXBMcC7b/7poMkR+/evXun6OvV8NjTkKza6DjAnF4e7bzu",
+	"dNQDoGyKqH7CTTLoOM/toNPgvB8LOWsPNvUi/tJPdoFjSevScDdJcKxPJM1xvALAt3Y7JinymkuqKz8i",
+	"BBUS15QgOYYU9BEJc1fsxLM1bEvuOF1+KkDPQIB4IdAkwtMjnZstLaepU+CjIJHGbXaNqJnPFW3ndh1J",
+	"eV9Pk4srp7Rt8bikwq+6VkbRZhrxYIblZj0WXGzU48G9DXmsCxw4TZnnC8K6fSU2qvW1g7SprTPuSEg7",
+	"4zRwSbG9XLJQ3aigSV9jMMkt8xg6r3BJqs59xei9LcBfQD2UybevW/UFK0qMtzqFYL6I9vxcVkpbltpd",
+	"P9oaH+uqc9b0M3e00cFkzjFJk1xzxc5X+p24zAKp4cWeb84Tydy2nfLTWiDrWvRWRn9r8J4LBKrqYsqo",
+	"mI0z2az5/j9AV5OVAxTJIblfqefcbHyr+kgxUvmkYb5scK+0mfUnmyakbPiG24FJrbnpSz5PX7B1HTWs",
+	"AcAAgmEf/bYTdtPogT/yCQOZw3PQtmi5GJarixDoOiGr3/FWXips8w98rg2Bqe6ZhSRqQIOr451Avwfv",
+	"Ke8UBmr8WGsemd7AI5/Yid29I+clc8cKNOFTV6HJBsS7ei5VC3cSRShhkkZpLt0M+tPMvDapq5B8UcjW",
+	"qn5QZ7SuZnurHtZz6N6JjJqgfn3MtqbIKs1g8X5qAzlqCupBvRFdnQZS+S1NCZIjk6tSdRNox6dzPIVg",
+	"a99DPiRnHOMkpDytw+ihdru9C1lHTAa8J5TpW0G0amvYw016BY8/U6VNIFveynXRa24iKyMga6s3QTpP",
+	"SNFiNWrmmeiD9YyDReGw1UH9yqnJI8jIHfjypAwXnL6wR2nK/VMGwTb20aQ2kTkOdUGiVLtfVMutg+XP",
+	"jyJiORCtELFPlXNc+zYa3MWjHEJTzkCNhbLBhGVq2+jU+MEwLk1qSzQjMUE7As8XkbrcCSVRKDzkg0lE",
+	"AT2DKj2G3RlrOp1/BLY+iDZY2WvMQye/g8Sx4I+F8GIRLVerE1eHpnkFxeRRhvt8JXH7KayYEAxG7tKf",
+	"drL8rUWXKoApcq8VGY8AEXNftcrNNbrNFVIFDQspsAxmV6APcSU4AEtf2SPszdu1qiqBJ0QuxzQkTNIJ",
+	"Xe8YWWZYrEFf8ViFiDC3WtoUshHGrLEHTshQkkIXT1nJzcIzr3ncOf2RXsyYLxo5KRc3pOthnJuuRlv0",
+	"mDMpa0wMr7ZSObwSmjYiizm2pfnCS6h/lUPb5qxPyvFUVGpNTqIoZa3i0mokcksdnWLANhg5h6bQrqrB",
+	"Bs0CHItP5IzHhWpqbXTOoqXFc1BgKCWRfma3iQkOZhkCzrMCIdFquLiVOql6VUWltiMrfjphQUOKdZnD",
+	"A/mtXFZe+6Gu8XaIdBIb1zDghwaF3XRqGx8Bz+CB2wKa8Cjid5qdwOg6wuwGvnuIsFDRMG0P1pP8cnJ+",
+	"1vvkox1F8nR4LGY6UFKvZ7cKGF7rfg++7WkYeAwiMdVkas6pprhGoUoPrtJxjd88hC2fH3t2T9bvxUu3",
+	"19xg6dI7rDNdamYDfA3SkkQOZqiIVddgsjKCLz51450xTtwFKy8JCxVfmklBAAZaoeEbSTnT8/mJrsVl",
+	"Ep8XoaUJtVkvwl25F+qDq85YO3OkkaIyidkLodgu6+PhHyFfe4mnbeHJZzQy+z3WdhrrBPVCICgFRgQS",
+	"CYR681uTCdPMoz1jdjraEkClwpE6iSZ4VGAEi3QWKCvNXuMdmF94nR9QdgwNZP3iiJ5jIaUhPzW4oLqI",
+	"Q3DEylyQJI5urFs+lUJj4H7o7xb5XGNvKeRRgE6Qhx/GNLdtKlK0UU/r20z4FZ4T8D64tkksy4VSF1hK",
+	"EqtV/tcv/zUa3Xc6e6PR/f5kNLr/ZvLpr39x0bhcvNNj4oQzRvZViXH1WgmjvyXEfDb5cI85Y6Smkobh",
+	"VhuY8M0QXdPB1OgBtLlhhLIli32HRG33maedAaG3dS5gttm5y8skdevLpc4w1+h4Hw29GQoeDCtyAVCb",
+	"WxpAzZT90bgPXnigj5S4rROCsgbxsvlTbVTKJrtHU82m/KTt5ux46R7tkgrXVzx/5/OuAI7zdV9zK5Ua",
+	"gLTlqOyCqmivJu4jH/jSIAtI2nz14n/XpBRPg0RnwMuTASNLL1EPIl9wgES2fXcKpc3ipnMIt1ng9Pol",
+	"PdFaX9ze1m31JeBxmHVNCzb10Q74/FM2BYe/O0wlaLlAh6nkQhpgqJOIbwiictcbMT/Flb6H/JCK7G9w",
+	"EVwsSHhorb0md4ca24LqiMVkzm9JuOul6UB28tgldaKh8hBd4xABw+IptITg9+vliGGm1dIwzxEShCBf",
+	"Q76/q5elmFO1pCAmoMPBkUBzKgRl011dVybVP6bnoWVTvRt1xrnNpRlz4GcY3C32adal4MhWghEegHtu",
+	"f8NYuRqNftkJNBvdW+uXZhZblzGrBqs3WwgNG81co7hoonmwdXBLvk5Pc1YyC7uIyS0ld46IICHpHEsS",
+	"Dlfw7ptmyy+dxsM2MuNXAPFhC7nwiwDjGDEL7XWkVDLJNTaZqVHCi1RVY889t7NieQi9Bq9yi+sh4ck4",
+	"Pw9Vz4Dz08OqrK8++Ha7eWBqFlZw1G7Od5UT4CmpccMMeDeUhZu4Q/+g2htRyjzFxwlTx27e2h3Y9DQB",
+	"aL07dylghPO5ACWGW9JR3MDGWa5EloCr6kdrEwHGREeZF8LdDtHdDEs0wwKJiIaIJ6kN546ykN9lNQUP",
+	"SmH+aRFBEOAYZzWJ3KisUyGDgawQVOaBp6fk6FvnTKkzQQzmMzNlTgnx7Wq32nJkVEwCWVCH1N7M6pyJ",
+	"AOgFYaAAiPlrLUP3ukdbmwZ6dUJnkeu3zkklbFW7NVzWk5FyZZ/PgJnTOba32mddZsUFHFRrRXPpakXb",
+	"f7gVbWVUW5VMFNby0Q42gTgeEjMca0sGeK9xBp5sVO5C8dcQXpCPdtTv8I6t+hrexm7etKNGBN5ddanj",
+	"3NP1bUnwLFzYs6Tutbm+1mTuLe9te6D4XDJsOkEzz/9cplwx3ZBPyBdobiBvnNrmq+ILdA6sLFaMRcvD",
+	"XGwBtpEFut5sKThbUyHroeZOn7U9AemxeqE6upYaCO5mHN3FXBJEdeWquxmfZ/syMddiPbnLR1Xk5bf8",
+	"yhuC0bYf9gqR7Y9637mdbu+Z54/vOV/7RY7vreSZi4l6OHnzUcDnRKBJzOeF3LELarU3sdZCRGQaY8gS",
+	"ckcV5XISgJMGue6W6KT3sTfsjS8G50OonJ+qqzDSyfLyKyGsXlN0QiKqiFo1XfNCG+pb5pxJCOonHaLv",
+	"HkpvNZ+ArblfnI+1v8CVILHwD5EZDLFkTmIaGMNcKKBOOWEyXioWPaRTKjVi2x0xHiOrvBdoJ8CC7FEm",
+	"CBNU0lviIYwigsH5wP+bb73gdo8AGY4Y42wPjDGeNq/KGRHEJAwAFzqTnEHRfk3AM8y6k+bvxoyRCMqM",
+	"E6S9GSagudt1VpEO5xQMnBsUwc2HF33yqnkO4NSy08qfCRSFRyYGXqHCkLClqT9urKOZz6Y6XjtcUTpQ",
+	"gI4wOjm1dlMw1hylMtKbjhFIjM3xTefBa+Wvd+MoLTjTDdMm8pDEhuHV0O8OZgS3iHDIT07FmhanhKUO",
+	"EtVm6pAHWJKPdE5XSd0LJedRlkhiD85SIH2uionM3+KIpWXe9zu7RzrTL5WVzozLmYJsxXuavCJQ7z91",
+	"tGQmblxnIgFgnON7OleP/a1xftR/7TvTYFQQJljF9aGXWHWX/FmTVzcwyRZWXSx0PVYNIRWoxHQ9MECf",
+	"E9O2GD5UvJjvkzlmezHBoYISlPu4niOAxa8u8pOtPYdZ+2c/dj/2T8aD3j+uepfDlpf+ctq7vOx+12t5",
+	"rauz7tXw+/NB/5+9E2hwefXhQ/+43zsbji96g9P+5WX//Oyy5bXKpKDc+h9X58Nuy2t1v1N/nZ0Pxx/O",
+	"r85Us+Pzsx97g8vusH9+VvjwU+/99+fnPxR+O+l97P/YG/xc+PG0d3pe+umHs/OfPvZOvuuVGsLGCr8V",
+	"vw+/Pz+Bz92PH89/gm1cdH/+eN49GQ/Pz8cfuwNzLpdXFxfng2FPndZJvzse/nyhPgy6w974Y/+0Pxz3",
+	"/vO41zsxJzHsDc66H8e9weB8oCY6P+llf+kzuTrr/tjtf+y+/9jLbf6kf6l+gYUMesfnZyd9OKgP3b7+",
+	"tX/SO704H/bOjn8e/9D7edw/G19d9hwfBr2rS+hxORz0uqfjj+dw6YOr4qmrvz/0z/qX3/dOcp9/6vaH",
+	"/bPvzC/d992zk/OzXuX+3l9d/qymOP6+d3L1sVcZ+aJ3dqKH6V5cDM5/7H4E+OsPeidOal54QRuR8hOi",
+	"WAdh7fXqlRwVEjxqRiUmee/2qjV/klWxKIzOpeqzwHJmlXTXONQu8Win9LQAHZYe165TQxe58fZPMxrM",
+	"EHxEd1igGZWHyA84C5I4JixY+mkmdsr2JhGdziQK8GLTuFSdrirvHgZ5Y4CFAN4C7eQg1xY6sZmReIxi",
+	"IhVa0gO5t7go8JSrsGeFB9W909S8JdoGa0/XnV+oeyG/JVzz/Q6HWu3r8UIgaAQulrosiXazvdMmfp0Z",
+	"phC+MEHW2uKh1NiiWqlNhUmkuLQqXtyty6+10otHQUI1rXQ+T5GMl92JdJ3WpY6IRpKDoRsqZKmNDFSf",
+	"PeiEZgSrkxR4KdCOA7EdoQriKgQgBJxDnEgI7jPG97Qs39uSMrVE32vFSW0dojhhNgL1Di/RTgUX7R5Z",
+	"BHB6fAHvUHujwssVOjJKDQKJv6Yc1BNZHQN1NGgnh7d2rWeAMH4BNs8Q2qngs906q4KRcOqd0HUbtFM5",
+	"3t0U4OKEvRB6aRZZu+dLhCsq/nt+h+aYLQ3umhtFvsKGTcHzoY7PyAvapTwAEHWrHaqveegI7SGWP1vL",
+	"VZUkb2f4Gzg4NchUkcnl5UJAua3dQt7d5p7r4H+OGfJpaP3XWd5FXQmCBe/2Vf7sALl5B/YjkKu0Rxpw",
+	"7PvaccQH84a/NX/1soe6LhLX1/7VeW6yxshsrdAu2t5/os2iH56zaLl1FYwZtpmVp2rAcQ2Zq1+yWd0G",
+	"AAQT2OQpvCTA7Vpha+3GuXNDlojHCqHekEXhxpsmzf674GywCBqGELkWuDe4OEYH7Y4NHvQUw0AnNNCK",
+	"KeALtN9/SmcUF8CDLIEdMFIhmUC8p6sqo1p4vAhq3/pBu7NeVLKDuO4odQ7RhSIfl/Tuibm3SjuzEYhe",
+	"p6MTu18vpTaSbzMhV7pxbYTdPC1XmO9XyK508Hp9bCFYtRq83GyW1ZswPl/V9wuH5/ZRgiCQum9bqVl4",
+	"wzY0xGxe8ddswjMbXVcusHJiT0PG1QvYNl6uzLAN+4Vz2X+k9SJdUN/4jm07kWQ6wQWWs+atM+QAoVvF",
+	"kjIOCQXLXHCD4gjEYSGl5h2ItFOOKJNch7Tkq114iuMZMVvfNxOl4BiR/1lTjAcfjN+fUYod1E87oBHG",
+	"DOnoXhyNmK/xjL9rZ1asrk3iyUJEghnX+Tyn9JYwdJ1IBClSUUyUXB/z+YgVyvSFVNxA14hMpHXW0Ys3",
+	"is3NABDue31ZlcLBb/nJPotFqwhvm1GWhenybEQFJnCt+jRYXKYV1Urmkni6UfUGiD+bY5eTh5Ah5fUe",
+	"aITd1h9Y/bzZLrQEL542iDkvm523TjtVyERsbDhCS9BaVNaFitTLsTKzDqiEd7VUEu0hMvmNkbU27Hpp",
+	"MuNU9GVZtRYuoDeWKOQpa2mMYLoZCLdpLoe3r40BrBlSLeRiLmQEqSrVCnmKq3k/mgSOnAaLYYyZsGW4",
+	"k9hx2DMpF+ok1H8Fuhp8RDs61BdfR2QPviqkJATZfUKuGQD/ZgbU4uPQh78S4tYcgXl2D94KBUlW5VFA",
+	"ohg8J2jH/69f8N6/unv/7Oy92/v0ed87eP3wF8jcLkg4YuBr4puaVz6a8SgUEACtDXPI/xtRxIaLl7rN",
+	"HhSO5PGI+X/TJeHzH9roe60dgwJB2jRrqs0fIsKCeKnznMgRi0Ei8v9q/s9HlKHviCl0fISEiUTPNbjG",
+	"wQ26IWRhrGeGTsFUqc0sf6j7ncodPrhvNQOwqseZAh4IMvZLEOUfqZ9Cyn2TRN2mBFUrwJLHSBAptDbw",
+	"ZHx6fDG+HJ70z/+3ApBidqHCsC2vZf4jhC4+FFLu1BTYYgu1HphhYxfLcIVXZWmap1HX8pq3TVfrAlVI",
+	"Zmh2VWyd45ti3KniySIiamq0RpxNhySerzRfz/F96nVvA0GKc79PwmlWfJLgOKKZp7FA2ncZYvBxMMvU",
+	"CJTpgCcxYmmUAsISvS4UMtdtUpqBvlWy8u6hTelDhEwN0LbCA5Xa61x7HSh8OeOxVBs1GzEPmkmooTFi",
+	"xVJs1rUynzAInDO0LsK4YvOIlCzcB1k+baPvzmcfLmj+HQ7idZ4Bumnq0+DIdVPanEMz2+xGsjM+6NjS",
+	"cvmNpPvqNNMXaxh+isLl6dm3m3p99cPmqbj1vrZQDy0LLnoG3LEN+bm0yj9Scs42tQXEvXwWWUgPfZnG",
+	"GqVOeqaiG17QGvpnQhh0xr7fKdw7qDjCl/STuZgTbVjXmFCXkWAcPNcBVzIOXkRue/BTo3vIItpUY7k6",
+	"Ufqz+EBv4ORsE81QU7XKTZmbhXjm3YWNn3C6vdVp2eNH4ePVJ/vINTuXlwZ1Ve3eq+3FwAFAdkiXW7mL",
+	"RKxerjMDgT09C59fcAqCfMa3+w0zrxqvybXZJNZVfs2WkS8pXOJhjK6w4CZq8oBlSUj9z4CKPJuN9BB9",
+	"hnSO6AE9+NpBSMfCTegtQWKGF6SqnSykfkz/UZtubvNMtTl25nWnSWncXBLCTavqPhS9ZB2R0fn8lNXP",
+	"ZTRYDU6pTaBdLiBX8uihUURN6n5t5LZsqE29gyRPa95lyWwb1JYsFp4rZfrJePwscZSRQxQE6dzhKQoP",
+	"cJRaMWUSs/r6c3WV7FTHgsOzHUrJP3r4OCTxUVqP34TNQKcYs8aJSIdmEWuDyAvV4wqXZN3HViCKgSXI",
+	"zTmNP0P4kt1mTSrLLVObbJNxsqlp8KkhShsEGNkzyUfY5olGet7r4OGpLHkOsrbPlJvBG+VRLtmUcXAz",
+	"jXlilftN0tpKXVYThOuDzkGqTBgkDFLQyEQg/7eEJCQE61aEJYl3tT0sIjJ1WZtyZJLGccM9BpC+7Qjc",
+	"NXViS61xs3UOQRlR5SSDjLI3uATLB6jXlkSSSixuLmWMJZku1w5R6VB4W5uI4s3TCQ90gJ1AuJpPuFr3",
+	"wcFhl1Lpc2m1oFQSscBBOfIdMkb/4RqILNzRUWhqSmqKrZh+WZn/aqEVHJM7smmRo2lMiDQxGs17JSwg",
+	"scSUyeVT6x2d6pCT6n4gEeTx6rLEaeHWAm9ZR+lz1XVdtZBsmd1MBzvDWdHdRrV9FQJpo7TYsvl17syp",
+	"4SEB9nUaI3+eFv2lAuFrwBt3NCCgB60pZbuQTubscoZjYpkVa5eJ6ISo5tphfKHTXmUpZjOi9+5d+92b",
+	"/9UqBs939t59+rzvvXoYjdr6j4OH//WX9UaswoF7rgtNt+F8KoqhOXuc4xb0vYhNqZSNSm/aCrUL1dtD",
+	"V5cnJiorijJ+s426InWofiFGzIdu1jbXhs6+h6iEtK2xunDjXwfXCtFElKEJjwMyYjv+d70hegljiJfQ",
+	"Rvi7JnYASz3NYQpu4MUeJ0x4I4ZTYFMAeQ36fAt4ph6oK7aQususlncLzdCOlq527eadvHxB5ezWOWd8",
+	"Pk9ko/l1O7STMfxbW0SlDo1aULqyWoAEoOox6cxFtvVDrRzciqJHz3SklSXkQz1WMhX6uHRjeMeN8znB",
+	"IdckdEqnz2oole5uZban7BLXqNldLvLwMk0UDdSSt4sxFXrgQ2OxrwxPj0/9WNzUE3n64gFtnavPQ0We",
+	"BeILwjBVTBCTs5gvaNBS7An/Tf2H8ykAI48iPMduDik/cG0VaZEsTJLs7OqM/4pOtWsK5NiwrcytTPOy",
+	"zTOyFze6zp8vHy4LjinV17NyN/NClFXeuL+Vc807nZTYTtD9sGB5QRiOpPU1NnbVHAbeO3ChM3yfmaaL",
+	"yHtd0LHpzKNLSRaiLu5M626MsL9UHJxxgKIMgqlBnZNaT98coQ7ikwmJxYiZUu5i9yjNSY+jKBPsYBh4",
+	"9kBygd8CZrFiXF5tgFUYlQjCAvKoI1xYLqfZo9YC1BwcRJKY1M7VcWrnFhfFi1pHYavP3yWaOnxU04IZ",
+	"OtDRpLgXxcwaOIoJDpeaT1cM0YhZAd1DfpwwBvljeYx8g6XEGAe6WKq988M8ozxivi1y1Fb8VbsiSfum",
+	"pLJPGMzk77azf+sItBFTC1WAdaTm/RXSP+XqLgNX9rrzDlWC4o6Qr6AijpOF9MG9SHsaAa9XiKfL2sFe",
+	"jb3IyCIQcKL1EhB1JKxuQ62HR9E1Dm58fa6CA9uonW+EEUesNKL4UtWehGPosnukJJV4SnyEFzqIFzSi",
+	"5B7y0WGkzx6UIFoAGbHCfe0wDq4ZccJ0xJwaXWi3Krg/BrXJTFiVXfuIqQG163AUpVMKW5GMMoTjmN5i",
+	"o48tJs41dwNKMxN3k56dTtUD5wE6s7gQpp+hwFyhjMflKMgNYDMV5FIOuCpCu6LZdD5AEoGrjUZYAPhh",
+	"FvNsaq8V0g2uLQ7YxHKV24HTcJXVSDUmLJP9QG/FxQiUzyTHClB2iyMajjNjnf0FL+j4hizhF5FMJjSg",
+	"hMnxgsSQNlnLlEALx4zL8QQ0gKAOnfEQfjKZRmBpy4jjcCw5H0c4hsUnLCWp4zkJKR6b7ajXP4ZA7zG5",
+	"T9PdACQxHI1t2mU9tf0LsMo4YfgWU30FReP9+DoRS3Av0P6s4/REQX09tjl21sDkIKchrw/sNCoB3W9P",
+	"XTGWVImh2llQG+UoQ2kJOrCxPTIUNP9iyqBSH8tZBrJ6kMiOOFEUWJqQtvTnDCDSn/I3aH7SzN24vKDy",
+	"ISs+uFoRMFLccX2nU3c0f9cGYYNqyQY9p3KDs/r/6qBkaKTFSrSlotprS2EzJz+aX5V2/WVcFkAKqggq",
+	"sNp9QoXt3Plm9Xr5HVNkarkub4BaV8PcpY6iveks5gjqgRiW55YwrRDWSEbMA5PDj2uTE8uBcXm/6VZr",
+	"xbbqoedjjEumx+xGLwp+ZiXohhwZ8qJIBfOgqQ7ogsT1LUCl2C85/5e/X1iF7xoP5Px6Cl0L85SW5Tqr",
+	"CwiowBGVy82sVjhUQ9Bb0iCblYnYSmV0uYyI0+HSkeOcNW0ZK352w7W4uP76jHkmAR7akQTPUTDDctdD",
+	"JgEe2pnTIObXEZ9OKZuqDyZJHtrR/AaktFosCklUcyn1TB69XHI9J4xC9IDTUWRCp+trqqjex7otxAat",
+	"cMi2eHP9gFpf5ooYdkJcfhGbgVwieY9N8ZTMi5Wy83bIGaZswwRr8SK4iqMnRjhJxZXJ77GYSTwVT7U0",
+	"6UOq1QzpIJI0pl/7A+rfNDGzUYkiDU2x4Yxac6ThZbe5hih/016TplozlOtW8Moox8kIHmGGS1Vl918X",
+	"bDt/+wXv/auz96493vv0H7Zj/jdnluS8erYarnKd0EhS5nuaGQgN3Qebx1FagDsfpvJCIN8EqVwM+se9",
+	"y0KRczMe1IaP3AKa1ZNlaSpdTzmJ63gpm58RG78eKlM1D0aQyWFSrobsNk03eeAOvbg7M0Bu1a5HPzA9",
+	"ujWV2sj9gsZE6AD5Ztkjc44pleSRP1l3Yq1SE5IqQdMU48ExQSFh1D4KnSEJ+XoNUHWnoFexEo+aEE4Z",
+	"shBZD4prMsXMpkDabTfw03KtqZgIyCs6bTVW0v+kR6t30WomPxcva6XvZ7pTL3eF6wGgLDGZRJ5KvI3G",
+	"cD7Op2OFx+8SGhIo0eqya0FamY+0mIyhGGlkUcxnh5sHNZF4pnIBRPdAmqMsXGh9uqm5zrC5Ip5mEZMJ",
+	"iWMSZmtZPWQiSG/Of6X1WTvzxKdJ+dBBzilPYSPHaeJboNFNLG1vOk1bvnvTqGXZRfp22tLT6CGcUJYw",
+	"d5Vbq6CVPEstZn2m7nh8Y0zXJgOpK3fMKtdDRaPmC+l475daL2hQcpywIzTnUD0VM7SfJjSzlcGsWtEk",
+	"Zou4qKnnuC6s4pKYlE4QU8HnUFXU5joTaQ19o4Iz5cms5pIRCrXAtHcRYqD85PN+2EhDF3Ahr0S4Ip+D",
+	"zjtWcH4VSHXLawQTpg2YbkNvzSoyIHtcxpVUX9SMBA0SZtRGDgq0TA9cJ5o2m4Mya3dUONSdD4prYFTM",
+	"7Lq3SAjVOiAQJD1jGkF0yAxDakbnasoJaDZ3M029DNYco+Z0y168Dm9YsoiWL0T6nmnoISwEnTJFzfOb",
+	"zUG5O4PlVvwOF1iJ4YPV7rt5hswgGnFDQk1amiq+sxClRkBR9Hb95AqEhwrWpp2xxoBTKWcEsI+RIXZw",
+	"arLR5UKAvoa7BpB0nJETfOIK09fwWRX7uaA6wyS5TIoapivms0YPL3MgXXsTNgtn3ZXb72W37YQ1uuhm",
+	"XieDhFmfk1KVqS0jDTAmmwk2wR1Zjsp129ANC96saw5pdfWmEm1Mx00vOT3jdJWZW07Rc109ngocZ4Ur",
+	"86+/ABcu9JJjEzIimSdUxbJSOUpQw+k8zXVGsUrb9pdJ6WGt4dEhDfGQIIzEkgWzmDOeiCJiuuNJFKIZ",
+	"vs2VLcjn5fWqCWQ9VEgv7aF2u+1W4tcbNjfPj642b0Nqy/qalPqiHYUGbKBRCJ6RbcsfwCeI8IxIiHAk",
+	"uEJrI1YwoOui/AVTdymfLENWYh0xmK6EEHfb4G/g2zLwg0QJnNY7+IVQGFQLBr4SgkZMcvisQ9rKZeNc",
+	"DpuPiCGOE9YIYsvVR5MvujJzyvlUPcobRbnWuu4Pkq2U3DJI4o+MyDc7eTKyexYHQUW+1qY4cvpuf8/v",
+	"Clo68Jq5JgrPOWTPogaqPhM3zoIAcxhB/dcOkYsLp8KqwbKsJ29fd0pJOd52Xn9bcG9763QL21IYD5lT",
+	"ZrON1dl553iJBJEobYx21A5B9boH2V54hHxLjce2me+NmP8ZYfl/PETZ//FMxK7vAVvLJ8jH0mBXynwk",
+	"kmCGsED+u87c95B/MDOJnF6FflZEE6MlwTHCM4LDXZOvWUkeasw9PplkzKD2iCo5GRk5X+2GMk8nTDGZ",
+	"DNPq3YHiIqlEAZ4TXZlpxNKsrh1k/C7AbVoxOhB+bGM8JL/DcVgAtP1OZ8TSRPLucK6HGlCv0aIPjadX",
+	"Jttb8QzWTFm1llTm6HkAWv9gUSwr5TKM2UWvjD3KGMqqst/Gw/2//9f/k/O4g79Siuyj/0a+Jsjwz5Qe",
+	"++i/y5T4v4t0+Cg/6P/9/3f58Rl174iVCPUuZAjSvDbEjOOYoAllOCo6iOkdaI8bplNxlyYB3tLsJatx",
+	"5bXSfeR9yogpAGe34DzRS3vsDr4mVaulj9NEVUMKfIyCiAc3m+rSnKXKWO5NTdR+C6qrIOYsfWptNPhw",
+	"jF69evUOXQ2PtUprngsDL2qUsCR7Ukclr5Y6ijmwc/quR2ma1IodcYHZlsxmG4mMK+24ZSWOCGZGiTPp",
+	"XL8O3obfks7kYPp69vbXb2/mzoIiWMiUr3eruQByw4QgiNwCmZdxYHt3MthQqI4yDF4Dime1YV2aQffQ",
+	"XUVnZqocLnPBayENITIsBlzra7Orn9ccKqQK05EoanR8avGDhHXrIC/doFY3CNhfQf2RpXz4nYHPLH11",
+	"8LjrehodjLUQrm9I7utOcAgpzu6z6fNXFVIBkGvuufDKZxhEDhL+zke6gSZIA98GBe8Mhhrqfg+fateY",
+	"k2RWFRn9l3GPqQYGL8JHIKWm4f0lhYs1AcdAfrCtIwqLSzMGVZUw5vQy9JWHo/yrzIN5HhsVlSfZll2c",
+	"uj36bkPy4lkX9kkik9jUznAwfcWQ1IPOwdu9/f29g4Nh593hq85hp/PPOuhsBo123U/Jb4fXQkHudHK0",
+	"qUmP41jXVCpkjDSR9AWI3tDxwI5vY/GyV9nsqZVj3p0acMgtls86RgUSmIaIMlujXjt/hNXS8iY5ggZr",
+	"v11EB5sggeyJN+pl0ibkX/+GyMf21Gdi7qp1NTwuooAtnfNPM14+YiXEQKZlOtHCygyHWvahueyQqQTn",
+	"77abKz4KcFl56R8U5wFhCcKztStnPIlRiJd7fLI350wRF/hf89MdITeeuey/+h7kgBIeinX8vY79IAuB",
+	"drDqgeZYBjMikDGhqp90GARQN4ioV7x9TNQTh2qqQPusCPo3tZpoqQTOv4WYmn+pNZh/wtrMvxUWipZ+",
+	"EQV10Lfor+ivaH/vTcmdqkEouj29dTlyH1XIogFNyYZfdbdbSa1b3uq2VUN2/O2s8tmWtw0tYX6Rf6Sq",
+	"ML+n7Rz7sygNC6StXJigs+JV1nsmD/MKo7sZF0SrjXAqFL+w8hOYFaBIneR5vYxD+bJKGzDMWN/mSk9d",
+	"cjxXsN6uxai+rpcFVdU1ZMnRZlS7O0fgyQzLOvlnaH2wtRIttOHTaTVonVrQhI5kSHRvv9PZP3j1+s3b",
+	"b7591yni0beV0hH5/CP/NRrddzp7o9H9/mQ0uv9mUuOW2jRjaeXuKykGsnyR5iRWwdzQmY5omKPPDlUO",
+	"llqxaSW4cqqiTmcD0jLMMS6VcKN+96yrZVTVBHyZj5Cv+FETlYpDXf7ZU5QVSpTuCXxL2RTNuVqq9U4o",
+	"XmcvURDz8j2JI8rW3Wbtyq9AwPgiWPB6nnszXlFz35+auKc8nT//U4nbj+XFN+PAn5DBq/rE1xqiPlc7",
+	"lbJWpjYH482tJZ0bsiQhZBCx32nYRufA4N6QpYA6GGgSE7Knvo6YHl8cId+Us4DXexdTSfYg7dlOWrsC",
+	"zbG4ESYfJhSn2HValA1JWlftVzdLj+JBmxaaFAzJesQJa+S3kutitrkunMUBbYboruOmTbv8nNYwsq6r",
+	"bpb1dMIOj+V5XEpygkXQ0hDi5gTSamGPSJ1fjMNqzGjmCpStq3FVF15hxMuL2hrQaQ1r26RQjxiYEV0W",
+	"yMasu6pTQ8fa1DyuxC6UIYwm9J6EGzr9l+JJHDy4Qh3UJQ6rrV5ThuPlC4FMK7QzaoXkdtQydojrhEZh",
+	"GmHCWZOSQHZCr3La+cNx8imwiScy7+lBbJdthyyPJ5yRGjef1IKns0IqqDGpITXUwBzEMCcrMp47PAq1",
+	"J6b1z6kJdH6OlPMXJlsw+MrHCcn52AIHf4cFSk2Lh+hO7RMs2piGqauBdSWtyZDZwOkmV0F4lc9N3nlv",
+	"ZVZZMx5Umn7cZWr7lHHgp6mHZBsd85CMmH85HPS6p+OP55dD/zA9MBpgIIOKYYWMTXpEIfliQUK0E8RY",
+	"zEi4O2I5u5I+aeO8DcmfoDp0zpMDysYINMGxrV8GfUZsynURRMS4nGkuWSdchKCxKEIBnxMXvd2shvYW",
+	"r7A+4UK+irQzxiN3U1aY0efrIakYFKygXLExvhob1GaKrYjpnDIsucl7vliYDKMhcHSrNpPhgjRyYOXe",
+	"M3Crmu1X9jQO0UI7oNohAORWd4TwE9seEuetbg/5rbL2JhhrXR8dA1boFhOh1cprOg6gnSkNngLhUqtG",
+	"NAw8eI3Ll5a2vC5QtbLnph3yG27ep7jXJr1c996sZwaazdrnYBPidsuvNccWarCz4JQHk+Ldu1xTQm0S",
+	"rE9iUr/vWvt2zvM1qwoJaiMiTLDlURHZ4qVAfEHYiO2oxy4g/5TWiVm7jsl1m9uPCQM2KfzBTUztxh8x",
+	"CJoAO4aOLA2oovEupJoPcm2sPE9zwzuSI+TiTH/PANGGuDw2FtvmUaKVJ1yTVyq2hNmzVBCzpb6bozRD",
+	"cT/0swKehopOdB35ZA6BwCy0zAtl0425sowd06Ah8JxY+qtAQ6/whXAya2sy/mtXd8qmRwiy7YLwIV5+",
+	"Nkb3h5dKSH35GUZ5eGkge8KjiN9BVX/JuXPaZ2G26m8yh1sd3mOTGE/nhmanV3SU/ix0qjRwnUxFotr6",
+	"KM+5VTvNqo3maYJjr5lfrk4VdwQunVxBZ8rHiSLC0UmSMz4wqx6SpW80zKi+eIejXTyFosxrEcPfL8/P",
+	"sgRF1I1vasrJb/Wo88Xos9WvPvg8YV159IaH9u0BU2GjvCtRDdUk1BueCb+pK7WoOaPf7xj5TSudtuYg",
+	"bS6SPB1Zn3JnjQamorRaox0reeua5HcQQu8fZqYclsxJTAOd4J6GAu1AAV4ZQ+aLkE7VQ+IsWu6OGNc+",
+	"0ZoK7ARYkD3KBGGCSnpLPIRRRLCunPs3H9EpU2Lq7hFIuSPGONuDdCmeLtagOQo1oM4QkMYjUYYWMb3F",
+	"UpvdBNqZxjxZiBFTzRiXCE8mBKz9Lr4Ah3OapQponrcmf0KbVlLgyaIfbponB8KCwiE/1rXI6zMRxAMs",
+	"yUc6p44HabPsm0Tf4IOhENo1zwLwIXRdkdD01tWgI5Y6h+x3do/QQsnnVFZ6W2FXV19KmDQlkFMXFJ2e",
+	"da6rOZQy4L5dl8vXpT8tlLqoU75XTWauF5Xv86bjmisf2lRKX7HWT9LhqrY/3O8cdtT/t/cPXj3RXS3l",
+	"LKuZJHKl35vUl0pLxT94jyVjoTFgnIqGmSlc+QXTvEA62U7oaas1kGAQT9AMszCCvNu+atO3MXp3OlJs",
+	"j4YlFx3VasM4+ieQGRfjqr6Z1BAhiZDAd14dJTxC/ueRlthGrUM0ao2STudVoJPmwL/JqPXgGwHMqMXU",
+	"DhtmLqzQ+iLBKtyii3pV4MW55bxgiPVVSq2rpJKEsHijzXdBbZ1RtS6FI8iACgPdkCVkuiATeu8h35p7",
+	"DvUZ0lCfn49eIt9YuCqfJqbYJxFC67auEyk5A68xnbJIe4BVION6eVab+TI15Cm0+kKkRNLT+t0bVkwa",
+	"lQ1qpNtNRVgAltU3Aw4qqpn1vMwSA4NGeUpvCVsPU+mFwe3kF1wHPI5KulZdocOSbE4vl76ibF3bOJ/d",
+	"R3pD3MClvg6IvCOkJtWdtvefnIpVn091IqKVbUzWo5o8RVzIDzZvvjMXHdfcFDIU0kgj2mI899BMQWrJ",
+	"IeP1rFS2Z3/v3SddrqfjvXn4ZT4LP/2lrp7qtniL//yTMxVlZU2VpD5FultH5dT+U3oGiMe+1PYGBKoR",
+	"xne9TBNmvbIEpNtUlVqoDP1VUh6kUtalPiFjuxrDuY3HBXMVFuIg0jbMZVCDB20UlSDxLQ1IGhZT2AYE",
+	"uYJJ6k0HhSSitySmRBiSu3uEgojg2KbB0fG9NvkjnmLqvreVTkPa0NRcu5gLjb8kEQlk3jyUCYbliLQ7",
+	"G5AWfDM/uHnN3i6+/a0Ta27o3okFHhfdEkcNIVS1THdfvN58tErz6BNzMk8K4qiD+3MlmhqTIOiGqDC+",
+	"ClZTpBNKp3R1TjATKKs4O287HMUdlL8A4w3g4CTXY8MIkQzwmsJbWu0vjhp2uxp8rNx+4eJXXOSf0z++",
+	"uLinOVGUNrptZ4pseIXGlqsMujYoHhhB3c1LjTSIJzLgc2PTFlDnVEhkMu04+Plcpj5HVr3HJY27rXmZ",
+	"Q2urB4IqTCb9TCxUwoh2fMutN0OL5FYavBju44PrV8Hr8A15O/lm+u3s3a/OQN0qYg3rR7ipC/Xt6sVs",
+	"eAqNgoTzl2MIV7tuGdqN59iZOOj74fACmTK3BssVBy8KEVSiKZeIcVv0yJlTkZH7R+69Wa4rC+xlR60n",
+	"5psBxGBhMC1pkia2yiedSsG7wZPcRmBI+ZX/wfEhjh1uC0lmR/ZsmLJAfnPk+o2TXFuw2cb+nmtPGeF+",
+	"KoeZWSL2dV0w+1cJ4LxWwuhvCTGfTao656iu8ASNzNWICKd8uUiuVbNriKjRapm/GrVNkcWy6oW/2uDp",
+	"dlasQ/9tmMj0b0Pu07/1ox7r4r9hZoNt51N+BJwxAhqMdtbQLLYtdYmiQhIy83eaKqSQhsz8XXbl+LQC",
+	"5PJOI1WCeENZCEhbH2Z2jjbc5EgHm3BGIAQoXGoBTij5LWEhidH9nukjColl/n2PdIu4+E+Cg7eGe58T",
+	"516CV/9WlvkTlTM93HMtdkhEZgJ/cjo+A9xNkkFkTb/gRHw5mdCF+GdSLhRmV/8V6GrwsY26JijOcrMg",
+	"aYch6OmpRDERPLoFmoDmiZBgBb4mKOJ8cY2DG89ajD0UUXazF/EARx6CNGoBFlLNljCxIAGdQIq2hEVq",
+	"6KzOq04ZB4KQqUfxU+/99+fnP4y7Hz+e/zS+GPR/7A57/1sRud2iZAHbOHz5UuNQ87vCXtrPKKzoA1Zw",
+	"GE+JitumTuGPVSLUApQhP6vUmFUlpC7u70gPBX4MRuCZk/k1iYUJ94XQKWSoUyF2pK50TYr+fy+d559I",
+	"9/hlaRQziPi0FtK2Qq0s1D4TqcoRQ4c9yfKDgNmoFEjQKRRF0EF2XuZ2c71EWqOKzMBgnBlwmf9JTwQO",
+	"PJslovv6LGxcoyOV4t1MkGDso/9A11iQt68VUnp1gGLMQj5H10tJjNP196fdY6hKZJINhyTgIdydJG7P",
+	"2D/5UzRHUgVvfVxJTOXyUq1QQ9g1wTGJu4mu8KL/+mA9UTS1Rd2LPtKFYiuMh/nkIR9Pb8Z+wbaKJYqI",
+	"YhVeHehbOCg5MMJBAfzAtNlhK/rfeniA+gwTbh1psS6UqC15dm1zTJnElJFYmLPL2IcplbPkOsc3WPah",
+	"Elisn6mXxhUTLw3RyUo6o25fGy4E2ulF9F/4/HIPSgXmtrU7YlzxPn+/PD9rIxtNCYgnlRX9z2hksdGo",
+	"dQhxax4aAVpSf7fbbUj7CqrXEdMVZ+s6a74F5TxgVAMFw6OW+tlsQ/8REolpJEYt9KBmGDFyH5CFSWJB",
+	"oOgxkG8oRYAWMZc84JFAOxJP0YX9c/cQ+S/nwcK3tucROz2+eCFg03uDi2MvDUd9IVD3oIsICxecwsH5",
+	"VVdxfID93RHToAMLUX3s7HABdmR00O54aWGcSvndEfNfBjMsXxpBl3ImjLPTS/AkEnbN1eK8wtPJHsWI",
+	"2SQNaAdOu3CyhfNU4Kr/lR04FGk2J7zrIXDFwnLEJLBB6Zm+QEFEAZYCzHQp/RmZt0dsxDTUpJWEkRXE",
+	"ka+eKY/pv+D3Q/Qeng3SHjndi/74h97Pxi2njX4gS+0FOschGTGdIMo8GgiK1wjEP0IY+THBoQ9ocI6X",
+	"2pkUDO3f9Ya5ksa51eVKBUPgp87HjgIcg80XvOWxJHtg2EYzgiEPslWFqx/NkuBvwBIxUW9ZEVJIyWlh",
+	"5oWxjtvUKFn5Wfh51xsxLJD/n3up28XeX/WdmwR5/d7wA/ILXyc8nh/pbWL0ptMxVzSDSuwi79MOc5h6",
+	"W2paEqIIBzfC3lbLa0U0IKZgtEFNp/1hBRdxNTJ48rR5PH1pOomXqi2IoTLKYTWdeuAUM1NLUuHZVi5Q",
+	"urXf7rQ74F+3IAwvaOuw9ardab/SbiszQO3mpal/Tl1EUkkTIq1CB35WuoeHMFoA7pMI64wqaEhJWjVf",
+	"8FjqiAd1MCN2HfMbwiBykYZ+G3V1b/BUMVcJSadtcceICqnPLoUtxePAgrpTQ/fgHREJrsO/VHwp1Pja",
+	"L9LTDjP7IFOob78lJE6LCh+2FroErSbKBePu/jqXlwrvp5H/QuFGPCV1MwLMuKc86OScbvbXO904bemG",
+	"BsFlQOwylomoW0xqZ8lWs4pngS1aA1B1/kt18zdkCUlvDP/hm8SoYM+qXQaP5fvlhsvgsfxASRTWrkSn",
+	"PaScHSFffW60FADcwkoaZmtJc1AUExNCAooH9ZtFg/DkDjqdUgQQXkCAtVrvy18Nc53qPHJaMPNqf/nc",
+	"MiTCXYn3U0EEWOUvrZhnUz9fW1u/nb/+7eD+m5t3d2/k27iz/Be+DmzB/dZha7qQe2/ab/ckiWNsf88S",
+	"UmTJ0c2JDmMdo9AVggqJbfAvmBxbOp1ygUmtLPaNWmyn0/knHG1R3VuobL1fLmStHlS+cPV+sU71/kNe",
+	"RLSVf5qDYEENDAxp1QsAcB2fmGepoM6QOzVDRnZSj0DXpKbHy3LzBy83wsASyOajZF1KIwkiNxlFaL1w",
+	"nsg22k+1Q2mUxntyd6qM1mBf1Q5wsa/1e3X1TN/1y/c4tJpE6LK/vssVw4Zr0wqL1wfv1ncacn6K2dLM",
+	"Bbb4N03W12eSxAxHJvMBAP98juOloa4oJa+6Ducvhqa1PhlP2iqXoEUjkWWYAXKb/gVyCbiA3814RJAR",
+	"jDKRCE1oRNojdmrUgYxLpGe4JiGChHuKu7IFoVmISDDjWoLMsjBBEQqmuAb/mnIf2NT/j713YW4bx/JH",
+	"vwr+uncr0lxakWQ7D7m2Zh3b6fF2nHhsZ3q3m7kmREISWhSgJkA7mpS/+79wDgCSkmxLfsWdVld1xZL4",
+	"AEHgvM/v1wNeJi4GKfROu+LXCJmXVQRNV8ZssQeXCKjVTig81qm9NRo33Ng0GZ2+RLcZTMUm2XWmi8zI",
+	"mCsFHAlRRS5Gtm6tCIC/UMRV7hYwOtSdT/D0yHgGtDiidBL8Dve2dntkY6qATXvwdWJUIExPKAC7SgHw",
+	"XM/MhKoAFY7ZWJqZCKByPmWJ9WuH3Dz7lNBUikHXjMQ2iTtAFz4YlvmE4Xrof2ErRe6O9fXHzVAAao9Z",
+	"Fmi319vkiL9rAAiX43uB/t8FFiAuNnimeRNw0dIvDnl5mLDxRGom4unPDDkFM9w/72QyXU0X97g0m+Pg",
+	"64Rl2qyMffaeF85bLaj9g6UTZXvtIOtrFF9CxjQbMU10xkQC4dDbVDiGFoxvzSzQhs1EDCRNlR1ESrmo",
+	"XhqLadOpuYR/p+ZoM9BaUDtj8VDwmBr3maZTxWEwD6ngJyxTUtCUa2R9TMx24RcMxjzJWMwVQ2+E29Zk",
+	"iJUYizyTfaYUpGCg+x5wTPoZZyIBPjudUY5TBoM3XmYKajWd9PMUZRXucbSSPFW/I9f/rWb52r9UyPPt",
+	"l4VTRie8aVSJYHqjxzRt4hHNWCKOpY90Yh2onY1ruOHNglOlPosSJJyF8YSRaZzLjXhItXsnuAMOqnfz",
+	"3YzQQWFXhf+y6JuwVk0Jbm2ma8K2dlT7JGpbQ9R7K1hD1fLgq2r00nNqVmzg9h1t4Ak/sP6/fV3dly8h",
+	"BTmUSnfftN60Xl60XShpCdP2gS3lFQzf+xmgOOXJTTboWYW/xD7o2gxdm6E3m6GtzdtPei+zHk8SJvCM",
+	"JQzXqhI+FJ8V7ICt9hJ3O6bTVNLkTMoPNBvY87aXeTSPV3jEEk7PLCrTVqez6oBPWK6+s5luM4bOBpqz",
+	"06+C2lwIvajsn7ffsUK+ZA8WicsyXYTyGQ8ED7J9YgEyfA6kTJpk1yZCNiZorkDjDpSPK5Kxvpk6vPhW",
+	"a5PsH3w4ODs4Pz75dHawd3awv8jcw7Hd0dzrH1EdD2sPF3gp9UZUdETb6ogWkqUsHU1x3K347siLOW3x",
+	"Ai3pNIW3YYZBLhlANMFAmjcpmvupldkWjFvVSmlIa7WyVisPqla2bj/jo9TvZS7wFu0lxPpxBpgSUOj1",
+	"Hqtcv6dQ37cJ5OuEerA4Q3PCdJ7ZmAKGV2YkuOvmtZlmDA8YcTzBZtMAwxahkMLIdUWi375EUAL+7Spq",
+	"kn/RNGfWfyWRc16aHhQb04dq5ODiqtL7J6bvKro/SsEeWnzf5rMvdsaXj6I/gKe+rOqY9+i/AGCseddQ",
+	"RSI1TcuY66rW3bSRb9diXutudYJaPgF4lG6tDQrsP6AZ4amjAPf2/Vfx+J/Ibb/eES9hre8fnu59Otk/",
+	"P/v088HHWrf2N/sfSoc7ZkjupfiX0vgzWv7gjN6qwOCYihZeWwTP2yLYXFLvHskEKrxrT2pFrGoTfC/F",
+	"7jMU16RUVtKLu7baE5OgRjsusAgmKY2Zwtp+q++tsnflGRB7B3Nhx1ZyuVLsEWMTTHKEAgqyVZNEtna3",
+	"jEW6qHSbxjqnaTp1NdyQBghF5IVWZCluoKymhPEgpEYrpEkikadpVHIXm6GIUA52CYrBCOGrbBKjSDPR",
+	"eISZpwjKsaJFBgmWBT+EO3nHtMGMNnTaTWZjxAnzIt+xDNdWk97VXoalArB3NKZ8if9vlYfyj/DlYWOl",
+	"fj6eRAnOlqLf6P0W2S8c2Vo5rt3lv4q7/H2itt9JlaNUWC3w+pJ2QOTcQ88vLLooiR9QgrudXddVV4ez",
+	"OxhT9EXS7WYr8FXSoehxYYRto0nsFGGkEUufbaF1uabal1TvdnZD4a5aKo02ShxLOVFmQinwEdNDmagu",
+	"iU6ZSKzjGZG6gySLvmmqRldRl1ByRtXIGChG5LNQRGe7pz+fn57tnh2c7306Ov5wcHawH2F3eumn97uH",
+	"Hw72owJOBSH4gJtXq1BYiA0bag2swUIzzfs01rbkoEBX1+wrzgQeZ8sfQlEcB6C95dL/Eu431yUsfyD8",
+	"zwXJJ0TLUOhLHjPX53h88ulfh/sHJ+dnh0cHnz6fAViZ8EhtgJVN1ag6C798Ovn58ONPUeAvPZBGX0oB",
+	"5R6UKCYwvB6KqMJ/1swgTHQ4Hpt9pFk6xZ4CX59PqCZSxGyHRD8xbd5E5MrtzTw2AnyBCN3MxcC9yVDU",
+	"cdFtgHmJLSkBmp6RsRS6EaHFOvJV4Di7FsWTq1BQ4ngT8AgknHFLYvEsRO4t4r6MVChimmVTR03j0O0L",
+	"NHYHwx5YvBVlA2WR+XNvmItRFECNiyCUWLPTXpxoSRYvSSKz6nuyS7KBZTB+QrFo3bxWSJmQzhYQNyvP",
+	"wBMKGJG1nncIhYPtXNm97Xh2Loc8ZbjeFLmU2cg8dMZoohaOxcMNUW03iC2K7rSIHUCjSYxMaTU3yRh3",
+	"racheGkWlplw/xneVWTtezNK9XLAdDSHKa3tFVFIkHo04nClVF6yLKbmucxuV0Eooj4XNI1cpwlMhd28",
+	"aFY1QKLsur0HYLXGav2qDxMjUiy1fbvzhkwyLjTtVftujFMBIqGc1LLERtK4DbRDLXapv66DMHU4ZFjd",
+	"5GRNKKx8CIgLRanAdf+pAGDblYVbFFilGk9JTCfmemY/GQEJD7NTpicrd0iP6QgcJhQ1mY32ct0kUOht",
+	"RhmKCc00gIgnmCKCzwFyjVJsuoEjG/B+NB0x4eLBMU1TMyOABgkYe7Yi3xWGmWESO0os12qS3QpBBTfS",
+	"IxQw+Z3tVwsnn9RZqhiJNjY7r1qdqOEXN09wURoZYDQIeIPw0wuzXDY2O61WO8JXDyrZt4hAT1nRgBFY",
+	"tzTh1MKbWNEMvq7i/2bAVeBpqUqdSKqit8rsKbj+mIueQ/laKOx+VWXJhi1YfunDNTqtVhce+XWrFZG6",
+	"eTxzfMMsdpgI9y0l1p80chZ+aUekngsAsbW70f/UiUi9RxN463SsAtKjCb5dPKIFJ8Pkmmv3jZXnf9oy",
+	"G6UgypWhoIKwr1whnxdVI3/oNgwOFaJZUP6Ht6C/QxHtdnY3/oX9JpENI+ghFcbSgNlvNTf9qDcjUufW",
+	"tGq4wABcrmWRZhx8p3lk8P1paqwKOsZCT3Tqm2Z9G60TgSI9//jp7Pz9p88f9+1FBA6j6ADCHRuK6MRI",
+	"ww+HR4dn5wf/s3dwsH9gz4Hulur2DIi9/OePu//aPfyw++7DgVEM0dGn/YMP5wcnJ59OosbC6kSaprud",
+	"3ZVjC7udXTuTdw8vuDYeo2yglq0cgoIvgxoEahwXRCeomUtkk9g40s0WUs4NZVI5BZeZO6dm1shNyN9Y",
+	"McZEUh1CyfybHUb7hmFUTyuG4jPndnK+Qgt0TWd8srHVqVC7dGtv++24k2yyja3eNt3Yil8lG2/Y6/5G",
+	"i7Z7nXgz2WLbfby6bapABt3aL0YwJZJMZU7M1h8R2jMiGlYM9hzYRM7f8a1JSGCcfPpwcP759ODEzMUK",
+	"9XOd3f9WUpxM4seK3sAZwjl+i1aI5Ql1kkfPLBpPqRcDpB0KG9ssb+btv2x7kvmnOZBykDI64Qraa/Fj",
+	"M5vETZDjh6IvgU7L+Oa1bo126IbzKpoyG9SqbJBmKIdLrb8Cq7sGdpAXEfCOipKLs4qEbLoW8rlNAdgY",
+	"c1uqtDC91F9iYZeoU+wlnQ2LK899gkcF+7UIj7mPc+sU6F4xoZgaw8Mo9THRMqHTZu3qi3nsxZvEWi8u",
+	"YfZct1Gwyttf5knGalBc5G1p+K8Gr4dv7jDF1UGD7lhp1C5WetuBZZxGMJzdIp/xSSqYQYtS1u3mdmfz",
+	"VxRQd5JQKINwc7Cv+iV4fhvoF1QRPMELJN9CtxfCWjc0uyGsBWGNJ6HZJ6HdGGGt+y2EWcC/4OfwtmmB",
+	"KxUmO5yB7x1+wSnDC2JswRwx71HCwX7acJgLc/2tX0OYOWOTrv50Vae1eOLDh3hWd/HqreyByKhqDjMS",
+	"ZeYrWPKhWfMhvFH4eY+m4xDoFMMadD6bC2FNQ1jzPrP77i8xJXbTz80KFBJUJwUU9l3npBx8eOAZuXVD",
+	"eDmy1JZAWeK2RG0FaYKYLigzFmRYdhcEjuo2ZiQzdLkaEBB0drxy8SkfwpiPThkbZ+6666bMdR7mwfMw",
+	"f6ncyG6ntF3rJfM4IIsixwGxLkejlEg5Lirxrs2lvGxesjTdAAcFD9iIaZY0na+zsEryrBTQMgPFxIk5",
+	"b3GypBG44GWR6AjBJYJA5nyyo0sio0CiAFEG7J0jUseChB6XEYR91IinqYIgTBQPqY4IfGPD/1IwgI4o",
+	"OmMRWLURYLSxEG8xndAeT7m2MTCERyIOvYkgbhLwClYRmhqhcIExNyH+rX0++RCQ6FuPKnaeZ+nVYhye",
+	"Zig+8BGzsO8Og4VwTQRjNkdib7ZzXUAGwn1brS0yH8ax817JIp0BAEmWvFDE4pt4oljgeKkEolBe+LCe",
+	"e4GhoGqkuiRqN1sRqQPNv1kK7WbL4+woJpJGJQkDv9IsCUU98hsOtkGfxkxFAFTi8g3liQSVVM69Ycir",
+	"1dxs7BAh/ShlRqJWczMKKrdtNTft6ozyLIXQ0yRjfZZlLDnLqFBmIGaxuTu4p28E5HLI4yGMS3lOX7Py",
+	"Fo1eS9nFG1mwz0yRPtPx0GK+ZImPS2O4280ttPcWU0f6AInMIcViL2/OyNh1VcGdXWxeo9Dtes9g2b0C",
+	"IhftqmdfWkzmCctOvd91FntvkqvhR6l5316/aML0O9WHbWzL9qGY5PpIJlg4A64TVATXCsCQT7m+6Ziy",
+	"XLuh+/immhorJSxH+diDiajrQN9SQG/+7cvVFdbC3oIRN9R6Yv4+rRx4J/S46hEVSDjEtrIBR5CrC2CA",
+	"zmhqcRjnZqLpOnWgYNfP2B5+cjoJq3nhsed3ENzQzfo7zKjXujUjCE6O9xCrsbw/EZapgvx0n65VqC24",
+	"ClYdAoJAPeQQvpSBp6oeQudNd/tVs/Pmza+zzcRUTJfA1KlICvOstxz8gQ1oPC2d8uXG2i0j47yyB+Xu",
+	"8kteeDuVA10OINfrFRk9pjoeMkUALcKOpLH2J9b+xI9UwNzZtTArVmMvMtnvXsy82Nh3KfVrzfrPEH5H",
+	"OE5VydETgNikJKPC+BpghQ9lnqVTksk0zSeqSd7l8Yhpy3BNUz4QSK/3+WzPFmbIjCR0qrBGoM8zpQmg",
+	"jHKhSGSuGRWFJFBWYH/SMkIbCW3kHtyI9IAJUxRcEIFDjBFM2bKdf7NMqh0CbTqKxPAUCAuJF1GA2g6p",
+	"9tcwNvPUfrCbr16Fwn1r/m36RL2KHOUjiimeMLVjk6rFb1CgkmdCWcgZYJs30pF69BkP6lLfbm2am263",
+	"Og10iKDqJ2M6mzZD4ULEAA6I8IhckLHaMR5OzITmKVOQkrdwQVhrBUzZUPESCvvIZJDJS9Kbkk7rPyxa",
+	"psWgMXPGBWm3/sO9fPaVxhrL0W/qR9v1S+sWFMFTTTPPQmcXk6Oo3ikqeGxNgXnxy+DLmQeuxMmWoKte",
+	"AHB3IJJrhybk5TIj0fIBxoEbiVzyRA93SGSmZKlpAFfhArq8lgwZutd26M58QFA9eCmL2/tcW7e7a7dm",
+	"nhEs6YxbKxB3EkJG+v66V0Ftst1yW+EM+uxeb203NyGRk+mb76fliAn1WbGk1n0LBAaWR1XVupvmNbh7",
+	"tsr37Cy4Z7v1utN8tfim7etvujlz05aZbS3nLrBZvYCmCKYTV9sPO0F1khBw6pQCN3Wn/AhvineK4/9W",
+	"oxeDWvdNu9Pcgsfz0zh5u13rtre3tpqvrqqDb3dmpww/HRRjAGymWrdzDwhAtyJv6xTImPEd1lbh2ir8",
+	"QaxCtAbLitSZhNWu4wc3CwsmK7VUvNcTxZdODHyo1f9qya8jGwuMEDTalRHzmJIsF4A97bi9XIkqQgPq",
+	"JolslDOyTAEAIGgr2nhiTB4w9jA0VtxZyxTP3y2+E9LdNhRDCgi+mWYJmTIokYzcs4hBZEuBC9OXK9so",
+	"R+oyI1xYfPgGViND8zKczJKoKCPmirgOq+twl/dKE/9QStcyQPz2rWbnzteZvW61O5tb269ev6mhoHYW",
+	"C4ZxzocsnbDsvCe1p+68MJbdvE7d6nTbrebW9qtfizIQdSgs0Z79/CnXtW67HdTcKzC3Yikz9mitVFJk",
+	"lD4XMbsZCMDVZviZhshF+d6tmVu3KncucAD9jR0mZJwxWErGP+CCzCIydInrKN89PrRd5SsN2bF74Pa7",
+	"m1YsVspt6LhnWHzp1tVaP6714w+iHwFLtyoySwrSf/sY6lGzr3pjkrELzi4fo/UMCvrKGUTBvmqIG5BL",
+	"macJ9iFBOb5MWGqrM3jRhGVce55q49O7DBWJZcJczs5cKvCZp5imqUux4QUhleZ+vsy4RmBfrM/vlrBw",
+	"1FRpNiaTTI4nGmM1vqOrnsmUKRIZ3WIZQOB5ooZrJUAHBX4qQHHjYS5GKhQZA0qEBA/GTg/Z77PM9r1j",
+	"OEJpPgb+C/RMSH2r1BQRCorfN4zuh24Nx6+RK6OVF2niY3yve/iaa/doRa+UZ/KEHBLN0hTKNLFA8yRX",
+	"+u9W+8K9zR8bW53lW9Jtsv8p2tH9VJ/BTNe6W0a9lytcbYmmeYha4J7+HxxUs/2Nus5O+yNLU/l/YCeU",
+	"8Xa+FN4rXBjslTEb31y5aa95qEjKaAaWpJlgLB/FhVrr1v7XzH7GyG5Cm00glzIrC25jDSC49fRcMZrF",
+	"Q6O4gTKk1q3BnuLinorbDNOusSUUtzl6rbTXSvuBlfZfqnLK7jZSiHRnKHigrmvKoWYCbLeS+Dh9PYPq",
+	"iYoV+JViJnQ6df4jpjzqmjNVpvDhCSosKcfGbzSucPmKRvcy6FWdMDpS6FnvEAqd06HQNIVmVae/KV5o",
+	"CB3MSNcycznX2Y3IU9d7p6W5WNWoAqqQ67LLpePcjl7IulOZVvPYWIoDpg90jauJHDFSN89rfkcKscZ1",
+	"4XGrdleQ3f7uh8m11EC23a2YXsggcAVv4bqhmN8efijV+YIsEIzEOcLX8jU5R/ku4zl2Jy83Klh8Rcdk",
+	"XfYJ41DSpnjCGi4fCH2hMHizhQPCB0JmWKinbEBl0ZP8UXmEKmExED+5z+35NMyXR4jBOC7RZUB7sHRG",
+	"ioubzZ4RF4ldQTWM01iptmSkZg+jQsaYKwVI6IQb0xeXpQ8KbfRTKbOazXPcjtfoKNV+wQ5kW/bBY6gB",
+	"eXe2h7X+f39GlEPllbwK81BlUa8NtrXB9oNFWSqq/+kSEcXlX36LK0rvRsD19zIbMEesWNbFwEmpfaBE",
+	"ISSHM9tS3meaj5nFawBYhaiC6BoFJJpHfo0aFtvH5mqI0nS6AzgnGLpx2g3K4KhGg0xmTiVTbc0XDTgT",
+	"lAh2WUXRaJKPUPtNIRoD2AzXg7mXx/ZwiYTltJGbWItubvTKg8jiJdHSKy+bKzKQgq2l8Voafw8EuPLy",
+	"fRay3CKgz4iH64X5Qmf3k1jk3lSRe0oSFgvfQDxCNhccX66h0HyudOxRBNcj2tzoTN9qdbc6peqdqtW9",
+	"tcDoXtK2Xhg0vrecXUXArgXrWrDe38x9dmLyJ6aXl5F3NHhvD4RVQzzHVA/vZia/LKr+bqjlKZ/0ojCP",
+	"g1Ixc0BkmjClbdAyFylTKhQR4P39J1A/V61pz2UEmIEW8CtymDORw6ia0Exzmjq8RChrLeAigU+Nipil",
+	"KUuMyRznkNacr5f2wGPcllUvE8j0AeCnjmdGVMURqZentPE9mLPpwxJnF6Gua+FgZvUprQWLM4cQNBrL",
+	"C2ZT3ZbRAyNGt+Gv3KQmVxhcbwYl6Trejmo1bbuzudXcnqmW3W5dBdekQY+k0jZynFHNSMJirqyCvQ1m",
+	"xgbz5h/zniG1zqOE1Ox+WyWy5l31tbWxtjZ+PGsDAmxODQE8XEUZP3fjgwEF9rW2RZk9qwymvZiiHENh",
+	"ZfZFQuOYTaCHTGEVLTQoeU4KpLtwjV+IReOpuGzlcMHINWITgKqcpZGKLN0iMm44fIVEsipVus8o7oQi",
+	"4oDXi0g/5i/PYGU+FIQcgOkLpFFRqWENa0ktAQiUo6Ssr4nMdXchB5itdorsTgO4XKiSPto7DoVFsoUu",
+	"u57y9OBDesGIlqTHiGIasWctFDIVhI+hX8I8CT5VRGiS3M5Znsg4R6xnMN8qoQDHZW7JzCxjukNMqLxX",
+	"vL26joQcmdWvoRFZVCwnzehnbtyFvTQe0w3FzCU0S6AxELXKjXTsRtmwr5MUYBgt5MDiDiuYu4pBZm2g",
+	"m5UiPuChPf0qqI3pV6t5N30qEljwkbQEqbswr/r96doehTH9y5oW7VFp0a7uSVsGK/bW+FBFoK9ttrXN",
+	"9oMkQnH5PwbR2EK7qiQel2jBWqCeAyLYpY8tNBdGQn72N3nk8McjxBd6Uw3NuFtvWkENa8ZBdS7JJAqB",
+	"/pG4OczvusnpH81x8oyKVPx7W8WP9itjLZTXQvn+QtmvwefjRfshkX231iu1vmOZTe9LCbmwX2c3gdIM",
+	"YHKQGTmi2SiRl8JvOeOe6EXiukkOoS4uznUouNDSdr9AHABaRNpBq9Uq83xIQczYBhmdDEnPTDw1fsyO",
+	"hcgIBfiF0CuEhHnm5tvuurYKOWUXtBiWS9UOJDFjwLoVbOkpaoPds7xQQBnRJJF5XEtOYolhzFjN/6EA",
+	"6UzqULDp9Q4QoyjSkwlnyo6sQ474u0YButI2Z1d8TLLdIkfvoJcYff76VmuTHH48/fz+/eHe4cHHs/N/",
+	"fv50tkt6bCpF0miGYqlaGXRH764CDxM2nkjNRDz9mU3vR1pZVTQ+Lvz/kPeMKQBozGgCaC5Kk1az/R/N",
+	"2urKAh94pVah9h39yqfXzfdWpU5k3Obg2KCSW6JrZbpWpt+juGix+m0toX6rcutQfFbsO7YEdVYd8AnL",
+	"FfvOyBxJssDWWGRq3Ozavfzm/7ylnhUrt6B/x5kUrpIVxeui+tBrqkPLGu8BS0Nvltd3ls+Ht5Z8+hlZ",
+	"l3uuJfKzk8jfudZzOTF1n0wiZEUmVA8Lm6wk1WqzNuY17Vivtm7txlooS4s28duFJ6besLvbVa1C2X2E",
+	"xROWK9A7ahuXPGGAHdlYSrxi08FnrGGZmdAb2w+vn6GVegAfLMiWPEDt/pF9MUvU7f9DXpIxFdMCEOKS",
+	"ZYzYUazF+Vqcfw9xjsLxWchyFCzESpYF0vvW/ECR7S4nBXYsN/MfFmXXxXE6Lfg3FOVAERzVK+o/670p",
+	"YeMeSxIuBopcDs2eLQW5gMIcCzSHiDozDghw1PampJ+n6QaEyzIqRsiS7qWwY1agOhTmu9L4iRTptCAH",
+	"mRHT1xV8Oln0BEWeT9JmfkLFyMyifT0xw0Ce7Y0mXCjNKCDX9qYkoZo179Ad/ezbo6t1zre2bXytrRZ/",
+	"uhVuxsPCzBRzHgOPiCJqKDPtSEeaj1Gi+XAJJZQlq1Vl4p5aq+e1er5/MukZKVtbj+k1xhOkj061zCC4",
+	"U/VNQK50vZvyQmF/gNeTXJEBv2AiCAXo1UIbltMpkD/y+rOaRQnFDWkUskIWxU7O90yh3CR9MVg2hwt2",
+	"P+A188RPl1JZTTU+jp6D7sSHm+d7aKolkzS4n9Yqaq2inokHuc7PPIUKt4XmXiktl5ZxOvLlNxQbS6Zk",
+	"pGBOziyfg/FDe8AEzC2C/BEzMNZsWedf1uJ2HbArJV+uF0APnHBxAuvxsy1FK/mDO0HQIGKL6FxFmrEn",
+	"s9kWshcKe8ObRducq1ILBUBdR4hbFwH7K/hGHgXbeU8BUUOazUCZOLzdUPwCgdHQ0oyGNdedXjSmczPY",
+	"OfJzS5CONFnpNBQpHzESHX86PSPXz+dLPCta5GCViJ6/m38FL5yLEynH120Md+QMIvUhnnTlCFtZsuIF",
+	"Tt1pV88FExvOgDWw/KOYg+/wAJO07Omg7/US1tkGTufssBJoWlpuVDiz++aMq6DWpzxd/uXgue/xnOUf",
+	"DAhE8NzaTaShboeT+n+ffvrYgG1M3dbCIIjdMQAqmeVro+PPanR0Wp0ltt5yy+skvxG+CGV6j8ajQWZM",
+	"BCvTYXUh8gZRUxEPMylkXgBYXVKuWRIKfcljRoBOff/8+OTTvw73D07Ozw6PDj59PgMKBq4VyXKBIbuT",
+	"XLjG14EEP6EZiuiDxCeLoIhaeQqC0tp1hyzO6MH1S/TBhTLJcqFefstycZhcNSuJnTl+wfX++LGM8kNx",
+	"QVPuzYRnZpivHAE5chBpop/yWK+jH7c5H+asJYZ6JBNWPmWJKQW7/bOgF5SntJeyGUfHGKeksE6XhdWf",
+	"sXsfxZ0wxn5PJlNCFSkPc6dkw9Ms4xdMmUPmLHnVJAc0HoYC7XoOsBURT7okzFutzVjAPywiKReM1NsB",
+	"6QRkMyDNZpNwQQCnqYE0eFFCNXXnGZVmTzXegUAnh5JeSsUILoYoWlhlATcPHP0tFVPkswmAow6AAiMk",
+	"6ime6oXynMSHSbRDIjgjsk9lwbj6GR1ghw0mm0JhvRo7clLH0hAtZXoe0zS1BD7wOWMqT7W/IiJ2SZmq",
+	"UGS5QHYf4VwgOwNSsMhetNxyxBMLvYEQSw0is1AgabK9PgG/EPw3WCxNskuiLpkAM18sx6701725bEra",
+	"26FQLJbmROTfMzqci0GTvEesMEX6RiK5eS2u7iF4MxYKmSVc0GxKjBVKYFDEb40mtOX4pVQCC5mY1SaF",
+	"Ax+2TFQARgFgCohyAkYBvaTTUPhzlZYToHLg2ih6RbQEo4KJxKVWbGYD2Jea5OxSYg+YCsWIsQkAo/So",
+	"MNOd2JEBxrCjVjSPe8GyLrwVGIeQblhDqkLRl2kqLy0Nv+0DwyoezcdM5prUo2tsoKiBuCNSsFAAw7Rb",
+	"IROqFNkiR/xdYLvdAAbGAruZz2AJkROm8jEAuOHq++ngLBQ3iI9vfp1fORcal+kHqvQGeBsbh/tREApk",
+	"wBZTR/q44+ba3sk46EvfCoe92FuHUTwLf92Ck67mbu/jSU/rbP8F3Fqrb26MGck+wYvA9Yjs/c7idbf2",
+	"2nJfW+4/tuX+sGZ4QHyk9Q4G+byau4dxfnvh7JHH4byxOmqifPjPmzXaUsoozdPU2zf1kulLADJOhcIa",
+	"ylbaDuiFMTHANscADXBplUiozWndqvFjTOBQGFM0IJfmzpfGZ6C8YpOBJVGFsy2YKl1iAGw1S3pkzWIc",
+	"FyBlJf4CDkwXKmscd469k7XzQ9FP6aDr8HGBo7M8OzTNGE2mxkqeQC8FiYdUDNDYHCKlZxIKV7xTDB3A",
+	"vKIdUFbGjHaGmj8SkyGAKNcku855QJvPTaQxsCYsIfU4o2rIkgaZwec1D4V/UEVSKDivG2vXxXntHJ2e",
+	"nRzsHp1/+HR6FlkjHCbMcW7MDD4UMLiFtWrwFIVx9jDJ96WxZC/RHjSjLFLwd0NUdYDI9lluS9D7jJV/",
+	"JzIjQ5rg9Dd2ikW3eKERs87Whsg6r/998vqwxp9FYt/oIidj76teC1fn2vYd6z4DKOyM+lug6Mi8ngsF",
+	"N3ISMD/NtoZYTNU5xkSEjdkUobGUXzCSC81Tq0NRVcmMVKIzAZn1rJvkF8s7OXsjCDNZ2mgU8RzzfHTK",
+	"EryOfQIAcBUYhgHQVkI1SRlVmmyHYsxFDs3w/rFwyCDMdopUvw3cJcqxXmNIzYaRQrFbZBSX0lszdyqp",
+	"ci7IqxZxXIaiOkXIDpewqiZbpJ8w/GEdyVtQT83y4IkrFQdqFbwbRJ0woJOxmPELNyc40z7ABZPHC5x5",
+	"FCJFTUnl5VXSSV4H1todGKY2G6bWrf3/v7U23n751g7eXv2/tbs0DN0aCMhghlb050/sSQ/q0OP4Xii3",
+	"R3E+K5NW2VNKw5ZaK9G1En2IdpnnoxJtzNYpqMVaMXgaF3Kh8jUO3VIgmubAZVAzYXAn+ZOQIN9y4Eku",
+	"TgGB/D1PNcuWPQU6OkqnXMNiDK6wYy+eJX5a1E8605J5E/Xuw3STLl0Xskpr4+J1sJbaa6n9o/C5IgS/",
+	"FWFOXMPHB8cxLlcl3SiFs1yg60CiS8q1gyTw4a8hSxPrkFjZZL7tc0FTTBrbrJM6p8jpAHVdeC3issET",
+	"qhRLrGHGPSW1uRj4UKHgC1EEfmJG4N9mk5/au2gJCWefQjWX1xKyuOYbSQRjCaRqJ5NMXtD0OnlqrjIr",
+	"Rfk4H9e6m9iejx+K+m0uNBsYof7Y8vTWiFO+ZgdcC80HEJon+fMhBUQR8FDycilT7WbynbJwfemEiXrU",
+	"jE15TNdlbPZZzBMPuKWlTCF/QiiZE9IgGzGFY4SdMjIzIFyEQgrjNsMbbJJdJytZgpcC0xQTLjQbIFiw",
+	"5Q6EnvhQ1CHeEXMxwIIjmbD0hWpYDJqiEAm/3yGUJExwd30OORKoZ/IZHDiUAK949C2sQYwnrHVJWMMz",
+	"w1pAwlrGqJICv8eKL/wGlNQLIYn9CMN8gZVgYe3KB/GwuAqTP6A44JmwgriLMbRqTijLRUAimwCzWu+P",
+	"nOUsiWz1E9fF5BpHLZUawl9jrhQXg4DkYiTkpRkiEZKkUgxY5mqmSGQmxOINbLVaRNAxFwNgUUKWOhXt",
+	"VN4C5p4yBiVNVNhCBhgYPDRMfigi+0ZduikoXZ0UF/+Nf2kWF2+SXZgVc2mzSuYWVJdstd6S6OTzx/OP",
+	"n87Of9k9PDv8+FO0mCzdLNNdv21WLbZZkjvFXv/B21EeUlcHZCDNtK85fdda+/tkeWb1/DLVJnjOLyin",
+	"vmOtyfeCIUb5aeTqPhNTcmYU7R5N0wVe3e3mwxNUeyxjO+wWyssosoX2Qo/FcsyU0Uw2Dx4RqokUMdsh",
+	"1CgFqwwh36WgfsSov0o1hyuoLV/E5nKK8uEAz8PkuE3+2NT4LG9xveSujuk0FGjVKDotlHPDWDJYr2A1",
+	"9/VlCmhsrn24tTZYa4NltcF7Lrgafm/0EayVWugs3i6Gl6gKyHJRyjsual0JfPOFzXzbWgEjlMzlg7nc",
+	"fGYr7y3BKVa/2VtAAh5qELJchGJME8DwdDSp9XL1oS9TCAjyP8qMcIFuS9F5GZA9IHrFujRj5QfkaO84",
+	"ILud3ReKRKWe96hhSwwqlXzer+GKoLqwMb2UX7AAe2QQjQq8TzsrofAFDWSunsF5FpXGBefFwBTUaSgm",
+	"KdV9mY1fKPBnfBcFVgTIC5aRdov4CoWBbLgKtQD0E8QYsYyw3BeDjt8knTbKFRbwNfzdsMn9Xs5TbbsZ",
+	"ymVaixWJTX/fHrj8axYT3LWr4EH7Akp7ea1s18r2xwmY4rpHpfG8oqZmeya5FQK3VgX4ozEhJdOkhJ/d",
+	"50b8SsE2ZL+vjDicAnw1S0g9EuyrPsnFro6IyNO0YbNXJVz7+dqCUz+2Px8j50oQlVTXumZWFoNVtt+e",
+	"tV91W51uu93stN78CpiW8Gpa5A35G/kbaW9s1+bolAEHTcVDe+t+q7cVv0resFa/M9gavvr9zWhcC2pG",
+	"v+GKtSMwX8CLKsNlts5ary1c5la782vNHwZPmOWW7kb/sX35evqWtuNNtj14/fvbcVtMCsV3JBEIM+ED",
+	"s/ODml8U5XttFvdqtVrmXghg5AaoaWbXaTykOMUb7Var3dnc2n71+s3bllkt1jKpdWuapWyQUYDdsXCd",
+	"p7Av+b+xijHOphNIQ16qitJPKHQA9/kFI708TZkmE8mtatJ8zP6NpNgHeSYn7OU7lqXcbG5Pd3/zK/Qo",
+	"oG5PPSMEbLfxVikU8aJhrbnXmvtHqg8payGnuIvvHgMC+zjXJYQ3IgV0y8t41CXGu6LxkCQ5gx50s/Mi",
+	"ow0iUs8YTTAP5KRT1LCOWQx8FhH1lSSDkhejHHspVYT3Q1EwACWsT/NUk8ht7qgBnTLgXRuHU5TQ5aCf",
+	"1ziNsh8KxEkunRh4jrZy/40xGMAjprpSU7fj0mIo7MtQczRVElOAwPNANTmzEp4YfQABYK5imWGDl2Bp",
+	"KPQwk/lgWEHN60ndJAclWIZiJqFrnuqI1CE9utVqhcKl4uCIxg7+nnKmrEdP+rnOMxZ43hBKpoxmhJpN",
+	"Z9xp807MSKgu4BHYV7PA7AX+DYMw79ponjp6mzIeKfJ7Pp6QvswuaZY0QmHsLOCZNYcIQAgEF5v4i+8U",
+	"vviQTibG/UfAJjg1FGZBVFhmC+ldgKIHhSkHV0LzjiqesOvx0jEL/Y38kUtNA5IrlpCraDX8dLe5viuC",
+	"+kIL6zo75nmbJCur/WcK5P5MreTKF4WZupLN2/rL2rz3NVFvBb+3xwUomowCApHpFOjaWl1bq38KNIk1",
+	"Ev4DIeGXzItF5vzNUbKX39yfSyLi65IM2rEGMtcE8kYOCnN5qPzS2B+U3XKOHKVT1UbLaMl7i/Il2DHL",
+	"En0Nsb+W4N9Tgrtl+5xA9m+RbdeQY34SpV1V5tu6zmgCD3koL+EXMByNv3nJxIImwZ+YfnCptQ6ur4Pr",
+	"z9XRWKujtTq6f/j7WSmXn5i+XbM8Wgr71BvcNkOm4+G8DjuBBhfmKrzGPZYpMskYhqoxwgoIyHUNNU2y",
+	"T2b8gZ1QUDElUg+xnaTUgMF1Y4dERkJGJE4ZzRSJjNiNAh//RvQwF69uklOmsWGE6shG8DMpSuEImblw",
+	"M/xqY61BKNQl1/EQ4fBJOW8OfefjSa5Zgmhjlv0BrhJgdL8c/MfqKdRbkUU762L9mJCXAVGSwK8IleZG",
+	"Fgq8NkaZhY2Mm+kzF1bgvHClAHaXp4wkXMEdmuSIjuBSGKH2lQBgNeA1Y5kLrYiWlzTDNiKIE18bTl42",
+	"bvwZtELFzLhj2NereWjDWVlJ4EAei2zluZhAMDd/NhsIb/7nt3Y67bPW2267090yJtyr72ztlHCncLBr",
+	"82dt/jwbb/wv1QGFuudO4U3gK7ixABCOqOTPISCg80yQS5mnCZH9vhUE0BrchdgANiqFYkhFkhqLrI7f",
+	"KFtZHtkfIkspMdR6YswW868in08+IH+CI1SA0oejvWNb5Q8pe4WGlmqO40kTv1cR1B0a6+WS1I1uMKYZ",
+	"9h/jEdhpfH6O35mrWxaKwBI4DBmJ/oul/N9UqpeTNB9wsTGOJxGia/wXTEJS+QH/RhhX0JMN3ysNheob",
+	"3PJCBKQ3hXoCBmUBZgZh7pQvHXi1Req9KWARWuoMbEEA01SRIWAZRnASS1zHMDJ0lGfHTKkascRMQ6ki",
+	"IKZCSE16QHNBzdIwR3IH1Kds95btzMaf+vyrMfhklijzYoE3g4N5GIo4YwkTmtM0IDRJMqYUQW4ImV6w",
+	"rOELP3AN0YyRlPU1kbkObEtGKGAauFYs7ZOU0Qs05MfmoCb5BXqo3WM5kFuukO3BTAEVvhFcZh5dGAEH",
+	"zTlAt0D6lNtFbJYHF4Mdf1XADwZExM72q9JIR2yizVHQOYFrlotJrgkqTDMIuMGrLfIzfxcKbJUn9t1g",
+	"0QusWjQHFEStYUWWZ3yHlHacCgVwMeaaaEna5rqLbF4PvnUGm/eh7EocEbhwuAIQyUqw2KJAlxZYxvpQ",
+	"4FHl9qgFNfzdWEwZjUcsA8etqI2tipcPUo5IPoFJHjFBJhmPWWHTDZg+d1/ZaXVBuLLL+a02MbZTpjlO",
+	"gJqOezJdTPhVmOS/ueO++KYKbNAHC8pzveNzzYODnTKaxVhWlMhYFYM2n87PFfy82rgR9GbhsOcH6KbZ",
+	"3twPeBxPsN77bkZgsaxuMwOdMoANszb91qbfj1T46QSrM6NgW9wfFcy4mi/jotsPZMDCOtAzmo6gzJEK",
+	"W7HJBfk0YWL38IWa6xokakgnTAWggECpMrt7IdRDxdSeS073fzZqEsolPx8ag4DkRjPpLmCSQFte9K1H",
+	"FTvPs7RAYzHfGKPMYs1Dw+OITd3PIzZtkgisP2PPhUL7Tjr/ANYrjmmaGqVLaAwxIVKPfjo4Iy/hZGe+",
+	"wQXGjR1CBQbl7MHmtIElutpqbdlbngupz4HIKiqNQuAoqiAx9uzEs1aBkw5lr1FBxqVsfeWl+8ohsuFx",
+	"dbAEFe0zPT3nYAH1OcuiBlFMB56RASxJW1DbrRjQWP4aigrpsoXiodq8ET9gS8UczNK3uSpZV7CbKwjQ",
+	"FTwLNg72QhFGs5SzzD0LWjd8IMwYLMWzzKGod/F59qmxNFYprjQVOqpcDqe6GKsdA/uKocdqya+QVbbp",
+	"urEqITwYChuudRNFBU2nmsfYw6qAAs0Bfjc9nUPkZycU5ekB8G03QYlkquFfu7uBvBTotARmT2Q01mBm",
+	"Js4OnEzSaZdEaqo0G0OMNWG4s+yMgHXopsJsQLEBzN3W/ALMBNsypYzFBZBBfc7SRAVII6fwQggShasd",
+	"g9hmx/gtb18LTjaNYzaBWLCxr+2bLNFkvFAkQj9lw/4aEVQElm4VZIT9yYfM0UXAF3aJdjdCPZmpc/a6",
+	"G0goEhanNLPWetc9S+C48oaSxywidbsWeAYtYxmJ+rlARxCm031Ccr0A4CSMhEjPPeWeigp/ys2hG3Qo",
+	"6pFmYzCP84zh7SfnE/PHmH49xw5o96kQvf6HUESYKojZ+YQJmuqpOboPjyniaflLCLUrLeHqipmFF4oo",
+	"lQOuz3ucwm1SOZhksqfcSMqf0armYnDO+n2ZYcz+gmU9qbieRo0AePzohmJmErRxIrjwbx7cwSY5dJR4",
+	"xjdGD7IiGLoe+D0UQ2523TQo9lFALllvKOUId1Rq7AFV2oEYrVdWi7hdUhE8cI737GIpsFUpnpKYTsxo",
+	"2i3cZzdxxxdSeb5rH7oIIqOimsULa8bDXIwixwbWLQHZO480SliqaTOT0HMADwCRCimKH+22jArix6CI",
+	"1VoNZbsUoM++D0gK5/jmop0K6fa5RKetadECznNo1HdU3IQSGLNluWHjiZ6SCPeF3fNWQ8BZSDiI+8wq",
+	"a5R3XO+AeBWOP/O3/U8fD75ESxFAOsTPUMwQQO6CS5xn5TBumfoRQwNAYWhvW4Z6+9ZsNq+uHLC/eRQh",
+	"SeQGZl4+PlYTutLcZnM6zSxbI6Lw68/KiKc6jniGaMiln/JMBChqlWYT5fEZgLIlk+OJ9vfAZNz8Tget",
+	"V+YyeqFInw+ABNNYfywpGBMu6TQIRU/qIWnhK+faLAsI+REp0im4rJqmTRJxhISDBRuPJ+mGf7ehcHuX",
+	"JxhZif5nwxqrgDaBMrnRJGCIomJ2Et/YYaQ85SR0FDsIsGd8Qvwrlon9CyzPsEauyFVUYPvtHsP1FCBk",
+	"Vxg7cXRjOmKug6ceoSsZkUga0cet8C2A84yRAZsDACf8qwiMI68luZEefIdMqLLEn8bUdAGdbWPLoSQ4",
+	"t6APLwEuyIjfBFa4zcd6pD9grAqFLaR0LVAlxkxyM8JIFNgtFwp/VrPZdPyZDYeDoZHlqoANnLBMSbN+",
+	"HTQfkcJcQxUIjwrt07ck4shrd26nuvRwDqby3IUkIt9pxDWp0zJRVsk2LBM/AT+qmwApYgZKmScMuo6c",
+	"NWs7eFCUVPHLSS9XU5KLBAVAIfCjjBkxG5lBUM0G01sfCPZcceVzc+XZl+aS8Zf0hhYg49sUrk3tPsyf",
+	"gLxi/rigac5KHFXouvkr1X7B7ikylTnRQy5GhPaM8QhGLTbiIi2Z/juUTQFOhzEsIboFRtIy2VhwNB0p",
+	"3RLDOmOpsS0JJb/LEaTX7nxrd2MXh6pqMOhfLysxHzWCO+ENz9udTQwaLEnOVXmRj5kYtzoVZq+isCGI",
+	"JieAxpKwr7VuK3BzXbkDBLTwBZMUjKOYpmOiZUKnpWn3zg/irtiEeq3bfv1q83X7LeD5Q2bcq4LNfoe+",
+	"jdvJa/aqt0234s1eh7aTFqut9Ops2A+vW7KJIP/rn2VG4SE2dkU51rpt3zhefLXduus7xdDkDfAytW7N",
+	"2w48CWvdcHZqwloQ2ufzP89ZfXCQne2wMt0hTiOcettE4lVwqYRmrYS4KkKzLMIa2IdhrfsthNeNl3Qv",
+	"HM/F5QK/hLWrIKwuthBLC66+XBn9+md87vID7tF03PwBn3LRA4UgJcLas3+oL0GIOx7fV2Vzh7i7w3lJ",
+	"ENa6nSCsbHs4uHNVely03UEr30UU3IzuVAyJ1P/79NNH7E2HiboGua3iaHmXap1m+BOmGYJaNRR12yUg",
+	"ZJ4c2oOXz1Kg43SHXAWeeKdiFTx19ZIVPO/ICIKVuwHx3L2Ssf0uV9Oli17w9LuWvri5ukcBDF7irqkb",
+	"PHsBe3RnpVlfjXYaT5wnnzanL/22T3JxjM7s4ubEmaQOqeNpG+aSVPNeyhqljNRxJrWMZeoKe8bx5Pps",
+	"0q4o5+7rMANkD6P1xF3JEWabRyP/ODs7JjqjQpnX3IBKBxvkn8nfQIbpcP8AogQJUyOgBnWGk4IUExSb",
+	"YNAAfXIL6+9i2j5lgTNmHXMz5heKGIWxcXK855JcobBZLuKSXF0sqSQUH9MCNQJKBodSokooxOatQkFJ",
+	"j9HMuL5GJ+KQivoZpalmKVOK1IUk0VE82Thlyvj7G4dJtEOomCLfM4+pL0xB/k94qiots6VomPFjIozs",
+	"lXIu0S6E9iMyzpXGMiAIQ82f6qrOZ83vyEfq/esjDj26iYnNbiiilCt9ji/DYTZXU2yqS3gSwBACgqGj",
+	"APMBxzaAFoQCPjfsUBQTybl1ryJSj2zYBSLh7Ks2/2Iy5u9F8fzfq5kxx6BtnsBnkihQYeexzjOW+MQK",
+	"gJcW3K8BcCDg+rG5qjHT1Bg3FvgGguWVSLamI6aKRrdSvNzGxX0iaKfKHQFYNrkoR7xCcU3IywKy+hWC",
+	"USJkt7DLgisQR+YZkCD15PPH8+ODj/uHH3+KgsWRr4IKoxz4CsUykS/XjDwb2sLwkQ1pkfmIlh8ojhvC",
+	"jiLaPTaPvPvh/OTgn58PTw72o1LvhAs0l/hEcAbMm14wBUXq0Hx8oZAx1nzpM7G7+MQjNg3F2OIMunSd",
+	"WS3w6DtkZjmKpUBoaJoexZP7dBEY/78d1Mwv2SSudWudZst4+0wPpbkFDPSlmQuHcQOmrGf2WFzgP/z3",
+	"dHP05msrezXdEp0/tsevL9/q9kWv5qvR/8HSVBqNZMuQyk+/AlTrfyspTibxkT/x4aM118wQLofKpX77",
+	"5p+Om0WRsf9TIODCL1dfIJRlZcNeMYZ5MvprpjAulc9VbnR1v0mbd4K8HnO3CwBw6WjveO3W/Emrpzpo",
+	"dc4yNwiped/uAFsPa+0ah1dtTZRLCmYU5PJ3iJDQprZeFuuiuiWL6v5STQ7GtD/Fstcb3CCoIruxn6Fw",
+	"YAaOOcDm2/HkoFJqB06HcQFmCusaQQUCGU2PNHX8K12fFy5XnREtQwF1dlS5QrWARPJSsOS8N7WlEd4O",
+	"R9s7smHEqJqig2+NgOGCfBb8q8v07/j+1ErLBlwKOi1CQZOEw6n+KeWlQDvK4xMO6QUjdVsnqIjK46Gb",
+	"qVD8wnqfD4lCGIhHSl9fV/h+hG/4YYref/t2QxZnicyMNbbOMmr8erLrE0SlpA0meoKae8tQVT5GzF9/",
+	"kJn85dH6SoGMD9wl1RaUaM94dOYF4hpfq5Y/rWq5e0DzOwXn5qurcQuvGuCCk15CP8jNAh4OIRriWFwY",
+	"1zZmQVk4ozi3eNssaXRxfyRGavmGLbyRBWN1NQA4cNnHxp5SJdEk76U8DgXe2+zmwPjQ0B5CNRYenRzs",
+	"7h8dQJ21ahQhKRRxEvqQIh9EONw7OI1In6cMu4z0kI3R952kU2ShweJM8ygItR+KWCqtSIvkAgJXEMIA",
+	"1aOArBNOOHVNczDUaId8SlM6tlezDUgWuh8KnXxTnBunmxkc0YnxxVUsJ+xGgX2Mr+3hwfahJQscSpdQ",
+	"j1OaJ2xjSPko39iC9nWZazhqGxLi8M6MFAZw4AmPy/0z8P45dvzYa7eane3i8oOJ3thuvtrQLMto6dqd",
+	"yrWxdmrhhe/enFPM5G3o7H4bKL8D1iL/Rxb5dxL2j9Y+gwkGv+d9Fw3aI1agZ7lQt/F7oayFytBKE4nP",
+	"PQh26W3wxUwilt3/UUlEliJjOYUY+nueapYtewoIj9Ips+Bt6RRzHM7MN1N2HYm+iyrO8Oh/YGKgh7Uu",
+	"2L1znYfX3LJ4OXD7cuXfdbcvH7PiKB6Zw38Vqgvz2POrbi1X11GaZyqKrfhbwL+IOb1rJTDUxOoiJRpT",
+	"QRIJiSI9H0VBzAezwbkUtvnC1/L7FkDflFXJI2LzGub6zOXBtsYiqeIal0MGrVG6kqSNpcAa/oRoaTNM",
+	"GvkCR2xqzF7fUuaa/QkTFzyTYsyE3imGNgYWP56mpJdh7gqjIkCq4YEmFIszplXUaJI9KZRMmbL9k+b+",
+	"ik6xccr8zTTpsb7EpgOHMOCTWDebzT8xjdriAcF+gc7jeIGF6qbYVx/bGXWlwlZ+2+ONSigfYwGhnI7x",
+	"JvXNxw0y+cdth0g5SNncQdUxgesCkRS79Grd2kWrudVs3QMHCWb+VhQkt5xwG621wNq6fio4RicZFpvV",
+	"rr/vZlI/Hxl0hy9i9bPSDtlfjRUOIV+x2M7+xd33ByfsWwSj12mftVsWw67d2fy1NmdCThShKcu0mscT",
+	"xoJX8yLh7k0UKOfYiJvUfMdC0e9c+2Ij1JcOgC9+Pe6MtsSryZs/WllHbelXF1+vB5GbHWuepbVuDYCX",
+	"ui9fwlts2gkzN8VqkuQZkdTZtbaK4e7W+VpQr831Z2yul6SoE+/+K0AfWVjfeZr3zMcedHF+PvlgDFDf",
+	"S00WFfeRuuwDLlhhmIfCV+w1ymACvr8arGg+AJjNCHVDFKBKwFDxkAE4gUhIb0pOpKaauQcip3B8k+wK",
+	"D/wxpAXuWadV7NBQrMAYZq//XQnDbpL1dxLuywrkFeXl05F73UlJ3qQa/7a0zsOFCQcqFp8f9X/+59vs",
+	"zU8//+8f2dnl75+P998cfjj+9VB2PtAP9PTy9dfPZ62Tgfr99zf/+fAa854KDjfNba6I3Tglxgacg7Wq",
+	"W6u6B8djXdNVPR1dVaHbFtgCZV/v5Tf71wrMVPYMbNvI5ATTxRZugSQs5RfMqP0VKKrurIv7R4Ds/3C+",
+	"3SrcVjcrlPuK8CWZrdzbWBNbrUX3d4TStou2iqS9hAQ9zqD4EKoK30O7x3OgxLpRft5AiOU242yy+dIj",
+	"5ZVNrLnQ/d3F4Ecp2EOLwnVw60lM9SUF/IxgPzijt8osOKYieNdK4Hkrgc0lwW6PZML73An0ZwTEu0gN",
+	"fM+Uxy2CfDUx+4szlR+CU2oHcN/EgKnIQ2tKxRAvPhSA8ERorHOaplMLrmmx4SMvwCIylhfQzYnFNaJJ",
+	"Djw7UyicOrL0U9D46qiXThCYcCWypIcx0+/LsrQgwrOqzH06yiX7js047Yi/PKqy/Nu9tWC76uk8kRbE",
+	"N7K0t3MLg9BaO65dpB/dRfor8hTdKa71sghJ3VjaYM8AfE53QuDw3H1xQ0AQ+hDUsk2FFZU811Y37Bdj",
+	"ePyS4gWVt8UjoRHCy/VHi6pulSsWWU6M2+eb2hqTq0epttCajSdGz3WW1qGgGeFlsAvnwiZt2ultxlvJ",
+	"NnvVfz14M3z7+7iI6SXXHzWyFIO7OJBF994GNsLtV79WWQxrAIuz3dq0X+M07cmE1brbrU0kHbz+spvb",
+	"JY3syi9rNuRaIBvMu8TPrvLCrZNVKjBKIeV1dHOtun8oJ7Vcu0EqSuKBHdYltOPLb/bvKQD/MI2kUne+",
+	"5+0qa9/fDyXV4hoVALKGhkh7uGUGpoooKeFfSi5lNsLS7n7GWADl1FB5CPhMDobK904CWntkp2GDJ1GT",
+	"HPYR18iqmYL5LRT+xlyRCFGJIhxEk5wBBrqF4FjSnT4xczsjEecrtjuL7ZTyYABJPVmLxbVY/B4ejVu6",
+	"z0KSwp6aFaXTFV2FDGrPNlwp0Lf7RQgXirOf+MVsIh0Io/CeAcmYzjPBEiiKg8hek7yXGelskaHMM+Wl",
+	"kbHlY5plU6IvJdTXAZONCsAnQeoQGg/9hZUkGYuZOVWFIqaCIGu8z06lUnExsPV/dxRsMH+VIqQH60R5",
+	"PqVhe533/1Lv/nk4zFS8N0z/eXj0r/+vt61O/1dNZO+13P9zl4MV1WDFslxrmLWGeS4xs++mYBbVJa+o",
+	"XzRTj6RW/mksQSOfnVHbNPdyREtaYszHq5xUCrYDm9yZk6FQQ3kJ4aFrnJKlVMIucRkmfzN7B4CHGnIx",
+	"AFVkRme0jdFVXHlaYKwn32q9Jb8cvPvHp08/n+8fnu6++3Cw37Uc2YS7/ukF+ueMqVIVxXL2tBmJnaa1",
+	"Rb2Wd89O3mHl7INgFoBYu8kMmN10QcVQ5cpv7p3SbgR7oRqhXyMc/Ll30ffSsUZ+35LlAQ7zOM+4noLu",
+	"RCj23VwPa93fvgCuL3RYL6KNP3OcdkhLPKF6uIPUfoDCVZAVc+WJ6D6/+3C4d/755EPT2+svL9qgie3w",
+	"5nBcoTPK9Z4j1iJyZvZZPI1TyFbbNIvlh57P2pzRdATg3QWTc0AuhzJFmknj/MmMOFKw0hWPHCXY/DUP",
+	"IGzk6d3KHNGWxa9r9R92eGlCieZjBriyZRiWwFey0Hg0yIyoQrgvqkYscfx45q9LyjVDdAYzBTEVMUtT",
+	"692WRg3wEvMjLpNVEAuyDhcCMpsSy2+JL7p01fLpiy4PUBV+EjLm6nXqqRSDDc2yMRmzsTTGD6Lyj4Qx",
+	"kermn5QlA6DwR/jtRuUVjGU2XfRSS8CaxiYykyoYktqa97HPVSyzJCBnLGWDjI7hpv9TfSJ3woLr74oK",
+	"P3GcynjULfiWgYsSIgBA/EdJnCHOsH/TAYYMkpzhizfLAMgdEY2MREaTJHnKokYpxAo50twxD1tqA1Ua",
+	"9ak9a9GYT/lAmJWS5BkoFLTESjEODfR6mdmXCner7VAsAc4hE+HXjXKzrr23lx2LX4eFBHHo8TFNsXrK",
+	"thpibNlsu/KmtX3z17zg2Y5JPcxkPgDUPwQmtGTNiOWsCE0zRpMpURNGR8BqYGWTcnwWWBrmz38xS9vu",
+	"CS1KgyxgEI2oKqbGl/Y2PYBpwf6xWnXWckYHiDhsTEkOzJszOuaaAqvZ5Twlna9fCY39hlPFAmjO6I5d",
+	"DxZDLcgtsABZFqGm7ex4kqd1vRtP9bT22dChA0ZiZm8dLC6ffopJsDluvONTTIXHVCnKJbkALZcQmQME",
+	"HJKgailLU2NDdU8yJ67M7Wlmw6kz99bNgYXGaT7RYihU1lOsBTJJqe7LbFzSrWXrwE0G0vTA2fNlE488",
+	"I9ZE23P3exI5gT35LCHUW4B1SiY005ymFh1WS9mA87NcNL2t9tjTcZKLx10SxoIBpeCeCAQDy7J8Ami1",
+	"GckkGKXGnC2e/6mWw5M8f6kmyD4f5rF/iIezj+KezLFWndPYlT39AOt3lkgcHDjgAmeOHArYgczZ5Rjw",
+	"Yz++NbCN6/6Y03BqhFhvSsohAoxrU12Na8MA/m8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

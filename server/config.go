@@ -9,6 +9,7 @@ import (
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/limit"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/recall"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
@@ -108,6 +109,8 @@ type Config struct {
 	ToolRules agent.ToolRules
 	// Recall stores and ranks memories and knowledge.
 	Recall Recall
+	// Prices is the price table in force (price.Builtin when zero).
+	Prices price.Table
 	// Tracing makes each request a server span of the trace its
 	// traceparent names (a new one without it); false starts none.
 	Tracing bool
@@ -131,6 +134,9 @@ func (c Config) withDefaults() Config {
 		}
 	}
 	c.DefaultModels = models
+	if c.Prices.IsZero() {
+		c.Prices = price.Builtin()
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}

@@ -176,6 +176,7 @@ var operationCases = map[string]operationCase{
 	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
 	"listModels":           {},
 	"getStatus":            {},
+	"listModelPrices":      {},
 
 	"listRuns":      {query: "status=queued", invalid: withQuery("status=lost")},
 	"listAgentRuns": {invalid: withQuery("limit=0")},

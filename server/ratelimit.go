@@ -65,7 +65,8 @@ var endpointLimits = map[string]int64{
 
 	"callMcp": 60,
 
-	"getStatus": 60,
+	"getStatus":       60,
+	"listModelPrices": 60,
 
 	"listRuns":      60,
 	"listAgentRuns": 60,

@@ -450,6 +450,11 @@ async function getStatus(): Promise<string[]> {
   return (data?.data.providers ?? []).filter((p: T.ProviderStatus) => p.configured).map((p: T.ProviderStatus) => p.name);
 }
 
+async function listModelPrices(): Promise<string[]> {
+  const { data } = await sdk.listModelPrices();
+  return (data?.data.items ?? []).map((p: T.ModelPriceEntry) => `${p.provider}/${p.model} ${p.input}/${p.output} (${p.source})`);
+}
+
 async function listModels(): Promise<string[]> {
   const { data } = await sdk.listModels();
   return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
@@ -503,6 +508,7 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   retryWebhookDelivery,
   createChatCompletion,
   listModels,
+  listModelPrices,
   getStatus,
   listRuns,
   listAgentRuns,

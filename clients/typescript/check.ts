@@ -463,6 +463,11 @@ async function getStatus(): Promise<string[]> {
   return (data?.data.providers ?? []).filter((p) => p.configured).map((p) => p.name);
 }
 
+async function listModelPrices(): Promise<string[]> {
+  const { data } = await client.GET("/models/prices");
+  return (data?.data.items ?? []).map((p) => `${p.provider}/${p.model} ${p.input}/${p.output} (${p.source})`);
+}
+
 async function listModels(): Promise<string[]> {
   const { data } = await client.GET("/models");
   return (data?.data ?? []).map((m) => `${m.id} (${m.name}, ${m.owned_by})`);
@@ -540,6 +545,7 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/mcp": { post: callMcp },
   "/chat/completions": { post: createChatCompletion },
   "/models": { get: listModels },
+  "/models/prices": { get: listModelPrices },
   "/status": { get: getStatus },
 };
 

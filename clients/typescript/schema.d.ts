@@ -1318,6 +1318,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/models/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Model Prices
+         * @description The price table in force, all at once (not paginated): agentd's
+         *     built-in prices (the current models of each provider's public
+         *     price list, on the date the README gives) with the operator's
+         *     `AGENTD_PRICES` file over them. A reply of a model not listed
+         *     costs 0 unless its agent sets `modelSettings.price`; Ollama models
+         *     are listed only when the operator prices them. Read scope.
+         */
+        get: operations["listModelPrices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/models": {
         parameters: {
             query?: never;
@@ -1856,6 +1881,53 @@ export interface components {
              *     no tools); a last call without tools then gets the answer.
              */
             maxToolSteps?: number;
+            price?: components["schemas"]["ModelPrice"];
+        };
+        /**
+         * @description A model's price, USD per million tokens. As an agent's
+         *     `modelSettings.price`, it overrides the price table in force
+         *     (`GET /models/prices`) for that agent: its replies, runs,
+         *     analytics and budgets count with it.
+         */
+        ModelPrice: {
+            /**
+             * Format: double
+             * @description USD per million input (prompt) tokens.
+             */
+            input: number;
+            /**
+             * Format: double
+             * @description USD per million output (completion) tokens.
+             */
+            output: number;
+        };
+        ModelPriceEntry: {
+            provider: components["schemas"]["ModelProviderName"];
+            model: string;
+            /**
+             * Format: double
+             * @description USD per million input (prompt) tokens.
+             */
+            input: number;
+            /**
+             * Format: double
+             * @description USD per million output (completion) tokens.
+             */
+            output: number;
+            source: components["schemas"]["PriceSource"];
+        };
+        /**
+         * @description `builtin`, agentd's own table; `file`, the operator's `AGENTD_PRICES`.
+         * @enum {string}
+         */
+        PriceSource: "builtin" | "file";
+        ModelPriceList: {
+            /** @description Every priced model, by provider, then model. */
+            items: components["schemas"]["ModelPriceEntry"][];
+        };
+        ModelPriceListEnvelope: {
+            success: boolean;
+            data: components["schemas"]["ModelPriceList"];
         };
         /** @description ElizaOS conversations, each a list of `{ user, content: { text } }`; the first five shape the system prompt. */
         MessageExamples: {
@@ -7750,6 +7822,58 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["StatusEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listModelPrices: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The prices in force. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "provider": "anthropic",
+                     *             "model": "claude-haiku-4-5",
+                     *             "input": 1,
+                     *             "output": 5,
+                     *             "source": "builtin"
+                     *           },
+                     *           {
+                     *             "provider": "openai",
+                     *             "model": "gpt-5.6-terra",
+                     *             "input": 0.25,
+                     *             "output": 2,
+                     *             "source": "builtin"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ModelPriceListEnvelope"];
                 };
             };
             401: components["responses"]["Unauthorized"];

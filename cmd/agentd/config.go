@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentd/agentd/connect/telegram"
 	"github.com/agentd/agentd/connect/x"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/secretbox"
 	"github.com/agentd/agentd/store"
 	"github.com/agentd/agentd/telemetry"
@@ -73,6 +75,9 @@ type config struct {
 	// TraceContent puts message text, tool arguments and results in spans
 	// (AGENTD_TRACE_CONTENT).
 	TraceContent bool
+	// Prices is the price table in force: the built-in one with the file
+	// AGENTD_PRICES names over it.
+	Prices price.Table
 }
 
 // setting is one configuration variable: its environment variable, the
@@ -124,6 +129,7 @@ var settings = []setting{
 	{env: embeddingModelVar(llm.ProviderOllama), flag: "embedding-model-ollama", def: llm.DefaultEmbeddingModels[llm.ProviderOllama], usage: "embedding `model` of ollama agents' memories and knowledge"},
 	{env: "AGENTD_TOOL_TIMEOUT", flag: "tool-timeout", def: "15s", usage: "time limit of one tool call (action handler or MCP server), a `duration`"},
 	{env: "AGENTD_MCP_STDIO", flag: "mcp-stdio", def: "false", usage: "`true` lets agents' MCP servers of type stdio run programs on this host (single-tenant hosts only)"},
+	{env: "AGENTD_PRICES", flag: "prices", shown: "none: the built-in table", usage: "JSON `file` of model prices, {\"provider/model\": {\"input\": USD, \"output\": USD}} per million tokens, added to or replacing the built-in table"},
 	{env: "AGENTD_TRACE_CONTENT", flag: "trace-content", def: "false", usage: "`true` records message text, tool arguments and results in trace spans (they may hold personal data); off, spans carry ids, models and counts only"},
 	{env: secretKeyEnv, flag: "secret-key", shown: "none: secrets stored in clear", usage: secretKeyUsage, secret: true},
 	{env: secretKeysEnv, flag: "secret-keys", shown: "none", usage: secretKeysUsage, secret: true},
@@ -274,6 +280,8 @@ func (r rawConfig) config() (config, error) {
 	c.MCPStdio = r.boolean("AGENTD_MCP_STDIO", check)
 	c.Tracing = r.tracing(check)
 	c.TraceContent = r.boolean("AGENTD_TRACE_CONTENT", check)
+	c.Prices, err = loadPrices(r.get("AGENTD_PRICES"))
+	check("AGENTD_PRICES", err)
 	if len(errs) == 0 {
 		if err := c.LLM.Validate(); err != nil {
 			errs = append(errs, err)
@@ -547,4 +555,22 @@ func redactDSN(dsn string) string {
 		return u.Redacted()
 	}
 	return dsn
+}
+
+// loadPrices is the built-in price table with the file at path (none when
+// path is "") over it. The file is read once, at start-up: a price changes
+// with a restart, as every other setting does.
+func loadPrices(path string) (price.Table, error) {
+	if path == "" {
+		return price.Builtin(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return price.Table{}, err
+	}
+	file, err := price.ParseFile(path, data)
+	if err != nil {
+		return price.Table{}, err
+	}
+	return price.Builtin().With(file), nil
 }

@@ -3,11 +3,14 @@ package main
 import (
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/store"
 )
 
@@ -159,12 +162,43 @@ func TestConfigValidation(t *testing.T) {
 		{env: map[string]string{"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, want: "OTEL_EXPORTER_OTLP_PROTOCOL: \"grpc\" is not supported"},
 		{env: map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, want: "OTEL_TRACES_EXPORTER"},
 		{env: map[string]string{"OTEL_SDK_DISABLED": "maybe"}, want: "OTEL_SDK_DISABLED"},
+		{args: []string{"--prices", "/nonexistent/prices.json"}, want: "--prices / AGENTD_PRICES"},
 	}
 	for _, tt := range tests {
 		_, err := loadConfig(t, tt.env, tt.args...)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("env %v args %v: error %v, want it to contain %q", tt.env, tt.args, err, tt.want)
 		}
+	}
+}
+
+// TestConfigPrices: AGENTD_PRICES adds to and replaces the built-in
+// table; a bad file stops the start.
+func TestConfigPrices(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.json"), filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(good, []byte(`{"ollama/llama3.2":{"input":0.5,"output":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte(`{"llama3.2":{"input":0.5,"output":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := loadConfig(t, nil)
+	if _, priced := c.Prices.Lookup(llm.ProviderOllama, "llama3.2"); err != nil || priced {
+		t.Errorf("defaults: ollama priced %v (%v)", priced, err)
+	}
+	for p, model := range llm.DefaultModels {
+		if _, ok := c.Prices.Lookup(p, model); !ok && p != llm.ProviderOllama {
+			t.Errorf("the default model of %s, %s, has no built-in price", p, model)
+		}
+	}
+	c, err = loadConfig(t, map[string]string{"AGENTD_PRICES": good})
+	if p, ok := c.Prices.Lookup(llm.ProviderOllama, "llama3.2"); err != nil || !ok || p != (price.Price{Input: 0.5, Output: 1}) {
+		t.Errorf("with a file: %v %v (%v)", p, ok, err)
+	}
+	if _, err := loadConfig(t, nil, "--prices", bad); err == nil || !strings.Contains(err.Error(), "provider/model") {
+		t.Errorf("a bad file: %v", err)
 	}
 }
 

@@ -171,7 +171,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		Registry: reg, ServeMetrics: ls.metrics == nil, AllowPrivateNetworks: cfg.Webhooks.AllowPrivate,
 		ToolRules: agent.ToolRules{AllowPrivate: cfg.AllowPrivateNetworks, AllowStdio: cfg.MCPStdio}, Recall: memories,
 		Streams: lim.streams(), UnwatchedStream: cfg.LLM.Timeout, RunWait: 2 * cfg.LLM.Timeout,
-		Tracing: cfg.Tracing.Enabled(),
+		Tracing: cfg.Tracing.Enabled(), Prices: cfg.Prices,
 	})
 	if err != nil {
 		return fmt.Errorf("build server: %w", err)
