@@ -83,24 +83,33 @@ func TestResumeFromStoredSteps(t *testing.T) {
 	}
 }
 
+// expiringApproval is a tool case whose get_price waits for a decision
+// up to 60 s, with a store clock skew moves, and its run waiting for one
+// call of it; the provider answers "No price today." once it goes on.
+func expiringApproval(t *testing.T) (*toolCase, *atomic.Int64, *turn.AwaitingDecisionError) {
+	t.Helper()
+	skew := new(atomic.Int64)
+	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	c := newToolCase(t, map[string]json.RawMessage{
+		"actions":  json.RawMessage(`[{"name":"get_price","description":"d","examples":[],"requiresApproval":true}]`),
+		"settings": json.RawMessage(`{"runs":{"approvalTimeout":60}}`)}, store.WithClock(clock))
+	c.srv.Respond(llmtest.Reply{Text: "No price today."})
+	c.srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})
+	_, err := c.svc.Reply(context.Background(), c.input())
+	var waiting *turn.AwaitingDecisionError
+	if !errors.As(err, &waiting) {
+		t.Fatalf("reply: %v, want the run waiting", err)
+	}
+	return c, skew, waiting
+}
+
 // TestApprovalExpires: a call that waits for a decision past
 // settings.runs.approvalTimeout is denied as expired by the process
 // looking for lost runs, and the run goes on without running it; going on
 // after the wait is not a new attempt.
 func TestApprovalExpires(t *testing.T) {
-	var skew atomic.Int64
-	clock := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	c := newToolCase(t, map[string]json.RawMessage{
-		"actions":  json.RawMessage(`[{"name":"get_price","description":"d","examples":[],"requiresApproval":true}]`),
-		"settings": json.RawMessage(`{"runs":{"approvalTimeout":60}}`)}, store.WithClock(clock))
+	c, skew, waiting := expiringApproval(t)
 	ctx := context.Background()
-	c.srv.Respond(llmtest.Reply{Text: "No price today."})
-	c.srv.Enqueue(llmtest.Reply{ToolCalls: calls("SOL")})
-	_, err := c.svc.Reply(ctx, c.input())
-	var waiting *turn.AwaitingDecisionError
-	if !errors.As(err, &waiting) {
-		t.Fatalf("reply: %v, want the run waiting", err)
-	}
 	action := waiting.Run.RequiredAction()
 	if action == nil || len(action.ToolCalls) != 1 || time.Until(action.ExpiresAt) > time.Minute || len(c.tools.calls) != 0 {
 		t.Fatalf("waiting run = %+v; %d tool calls", waiting.Run, len(c.tools.calls))
@@ -111,6 +120,7 @@ func TestApprovalExpires(t *testing.T) {
 	go c.svc.ResumeLost(looking, 10*time.Millisecond)
 	deadline := time.Now().Add(10 * time.Second)
 	var run domain.Run
+	var err error
 	for run.Status != domain.RunCompleted {
 		if time.Now().After(deadline) {
 			t.Fatalf("run = %+v, want it completed after its approval expired", run)
