@@ -27,6 +27,8 @@ type ResponseTimes struct {
 type AnalyticsTotals struct {
 	Messages, Conversations, Users, TokensUsed, Errors int64
 	ToolCalls, ToolErrors, MemoriesSaved               int64
+	InputTokens, OutputTokens                          int64
+	CostMicros                                         int64 // millionths of a US dollar
 	ResponseTime                                       ResponseTimes
 }
 
@@ -34,6 +36,7 @@ type AnalyticsTotals struct {
 type AnalyticsBucket struct {
 	Start                                   time.Time
 	Messages, TokensUsed, Errors, ToolCalls int64
+	CostMicros                              int64 // millionths of a US dollar
 	P50ResponseTime                         float64
 }
 

@@ -64,6 +64,7 @@ type Message struct {
 	PromptTokens     int
 	CompletionTokens int
 	TokensUsed       int        // a reply's tokens, prompt and completion
+	CostMicros       int64      // what a reply cost, in millionths of a US dollar
 	ResponseMillis   float64    // a reply's time from request to completion
 	Partial          bool       // a reply cut short when its client went away
 	CreatedAt        time.Time  // UTC, millisecond precision

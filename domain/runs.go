@@ -102,6 +102,11 @@ type Run struct {
 	// ExpiresAt is when the calls a run in requires_action waits for are
 	// denied as expired; zero otherwise.
 	ExpiresAt time.Time
+	// InputTokens and OutputTokens are the run's own provider calls';
+	// CostMicros is what they cost with what the runs it caused through
+	// ask_agent cost, in millionths of a US dollar.
+	InputTokens, OutputTokens int
+	CostMicros                int64
 }
 
 // RequiredAction is what the run waits for; nil unless it is in
@@ -147,6 +152,10 @@ type ReplyMetadata struct {
 	// reported them, summed over the run's calls; both 0 when it reported
 	// only a total (or nothing).
 	PromptTokens, CompletionTokens int
+	// CostMicros is what those calls cost, in millionths of a US dollar
+	// (0 when the model has no price): the run's own calls, never those
+	// of the runs it asked.
+	CostMicros int64
 	// ToolCalls are the tool calls of the run in call order.
 	ToolCalls []ToolCall
 }

@@ -27,15 +27,17 @@ type Price struct {
 	Output float64 `json:"output"`
 }
 
-// Cost is what a call of inTokens and outTokens costs at p, in USD,
-// rounded to 6 decimals: the precision the API answers, so that a sum of
-// stored costs is the sum of the costs shown.
-func (p Price) Cost(inTokens, outTokens int) float64 {
-	return Round(float64(inTokens)*p.Input/1e6 + float64(outTokens)*p.Output/1e6)
+// Cost is what a call of inTokens and outTokens costs at p, in
+// millionths of a US dollar (the 6 decimals the API answers), rounded to
+// the nearest. Costs are kept and summed as these integers, so a day's
+// spend is exactly the sum of the costs its replies showed, however many
+// there were.
+func (p Price) Cost(inTokens, outTokens int) int64 {
+	return int64(math.Round(float64(inTokens)*p.Input + float64(outTokens)*p.Output))
 }
 
-// Round rounds usd to 6 decimals.
-func Round(usd float64) float64 { return math.Round(usd*1e6) / 1e6 }
+// USD is micros millionths of a US dollar in dollars, as the API answers.
+func USD(micros int64) float64 { return float64(micros) / 1e6 }
 
 // valid reports whether both prices are within 0..Max.
 func (p Price) valid() bool {

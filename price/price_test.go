@@ -4,11 +4,11 @@ import (
 	"testing"
 )
 
-func TestCostRoundsToSixDecimals(t *testing.T) {
+func TestCostIsInMillionthsOfADollar(t *testing.T) {
 	p := Price{Input: 0.25, Output: 2}
 	// 1,234 in at $0.25/M = 0.0003085; 567 out at $2/M = 0.001134.
-	if got, want := p.Cost(1234, 567), 0.001443; got != want {
-		t.Fatalf("Cost = %v, want %v", got, want)
+	if got, want := p.Cost(1234, 567), int64(1443); got != want || USD(got) != 0.001443 {
+		t.Fatalf("Cost = %v (%v USD), want %v", got, USD(got), want)
 	}
 	if got := (Price{Input: 0.075, Output: 0.3}).Cost(1, 1); got != 0 {
 		t.Fatalf("a cost under half a millionth of a dollar = %v, want 0", got)

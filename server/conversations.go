@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/price"
 )
 
 // Analytics ranges: the bounds and default openapi.yaml states for Get
@@ -83,15 +84,17 @@ func (s *Server) GetAgentAnalytics(ctx context.Context, req gen.GetAgentAnalytic
 	series := make([]gen.AnalyticsBucket, len(rep.Series))
 	for i, b := range rep.Series {
 		series[i] = gen.AnalyticsBucket{Start: timestamp(b.Start), Messages: int(b.Messages),
-			TokensUsed: int(b.TokensUsed), Errors: int(b.Errors), ToolCalls: int(b.ToolCalls), P50ResponseTime: b.P50ResponseTime}
+			TokensUsed: int(b.TokensUsed), CostUsd: price.USD(b.CostMicros), Errors: int(b.Errors), ToolCalls: int(b.ToolCalls),
+			P50ResponseTime: b.P50ResponseTime}
 	}
 	t := rep.Totals
 	return gen.GetAgentAnalytics200JSONResponse{Body: gen.AnalyticsEnvelope{Success: true, Data: gen.Analytics{
 		From: timestamp(q.From), To: timestamp(q.To), Interval: gen.AnalyticsInterval(q.Interval), Series: series,
 		Totals: gen.AnalyticsTotals{Messages: int(t.Messages), Conversations: int(t.Conversations), Users: int(t.Users),
 			TokensUsed: int(t.TokensUsed), Errors: int(t.Errors), ToolCalls: int(t.ToolCalls), ToolErrors: int(t.ToolErrors),
-			MemoriesSaved: int(t.MemoriesSaved),
-			ResponseTime:  gen.ResponseTimeStats{Avg: round2(t.ResponseTime.Avg), P50: t.ResponseTime.P50, P95: t.ResponseTime.P95}},
+			MemoriesSaved: int(t.MemoriesSaved), InputTokens: int(t.InputTokens), OutputTokens: int(t.OutputTokens),
+			CostUsd:      price.USD(t.CostMicros),
+			ResponseTime: gen.ResponseTimeStats{Avg: round2(t.ResponseTime.Avg), P50: t.ResponseTime.P50, P95: t.ResponseTime.P95}},
 	}}}, nil
 }
 
@@ -168,8 +171,9 @@ func conversationMessage(m domain.Message) gen.ConversationMessage {
 	}
 	if m.Role == domain.RoleAssistant {
 		out.Role = gen.MessageRoleAgent
-		out.Metadata = &gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
-			ToolCalls: toolCalls(m.ToolCalls)}
+		out.Metadata = new(messageMetadata(domain.ReplyMetadata{TokensUsed: m.TokensUsed, PromptTokens: m.PromptTokens,
+			CompletionTokens: m.CompletionTokens, CostMicros: m.CostMicros, ResponseMillis: m.ResponseMillis, Model: m.Model,
+			ToolCalls: m.ToolCalls}))
 		if m.Partial {
 			out.Partial = &m.Partial
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/turn"
 )
 
@@ -114,8 +115,8 @@ func messageReply(r turn.Result) gen.MessageReply {
 }
 
 func messageMetadata(m turn.Metadata) gen.MessageMetadata {
-	return gen.MessageMetadata{TokensUsed: m.TokensUsed, ResponseTime: m.ResponseMillis, Model: m.Model,
-		ToolCalls: toolCalls(m.ToolCalls)}
+	return gen.MessageMetadata{TokensUsed: m.TokensUsed, InputTokens: m.PromptTokens, OutputTokens: m.CompletionTokens,
+		CostUsd: price.USD(m.CostMicros), ResponseTime: m.ResponseMillis, Model: m.Model, ToolCalls: toolCalls(m.ToolCalls)}
 }
 
 // toolCalls renders a turn's tool calls; nil (absent) for none.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/oapi-codegen/nullable"
 )
@@ -95,7 +96,8 @@ func runOut(r domain.Run) gen.Run {
 		ParentRunId: nullString(r.ParentRunID), ScheduleId: nullString(r.ScheduleID),
 		StartedAt: nullTime(r.StartedAt), FinishedAt: nullTime(r.FinishedAt),
 		Reply: nullable.NewNullNullable[gen.MessageReply](), Error: nullable.NewNullNullable[gen.RunError](),
-		RequiredAction: nullable.NewNullNullable[gen.RequiredAction](), CostUsd: nullable.NewNullNullable[float64]()}
+		RequiredAction: nullable.NewNullNullable[gen.RequiredAction](), InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
+		CostUsd: nullable.NewNullableWithValue(price.USD(r.CostMicros))}
 	if a := r.RequiredAction(); a != nil {
 		out.RequiredAction.Set(gen.RequiredAction{Type: "approve_tool_calls", ToolCalls: waitingCalls(a.ToolCalls),
 			ExpiresAt: timestamp(a.ExpiresAt)})

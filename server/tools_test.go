@@ -43,12 +43,17 @@ func (p *priceHandler) got() []map[string]any {
 	return slices.Clone(p.bodies)
 }
 
+// priceAction is the action get_price calling handler.
+func priceAction(handler string) map[string]any {
+	return map[string]any{"name": "get_price", "description": "Look up a price", "examples": []string{},
+		"handler": handler, "parameters": map[string]any{"type": "object", "properties": map[string]any{"symbol": map[string]any{"type": "string"}}}}
+}
+
 // toolAgent creates an agent whose action get_price calls handler; extra
 // members, when given, complete the action.
 func (h *harness) toolAgent(handler string, extra ...map[string]any) string {
 	h.t.Helper()
-	action := map[string]any{"name": "get_price", "description": "Look up a price", "examples": []string{},
-		"handler": handler, "parameters": map[string]any{"type": "object", "properties": map[string]any{"symbol": map[string]any{"type": "string"}}}}
+	action := priceAction(handler)
 	for _, e := range extra {
 		for k, v := range e {
 			action[k] = v

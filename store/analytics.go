@@ -29,6 +29,9 @@ type hourStatsRow struct {
 	ToolCalls      int64     `gorm:"not null;default:0"`
 	ToolErrors     int64     `gorm:"not null;default:0"`
 	MemoriesSaved  int64     `gorm:"not null;default:0"`
+	InputTokens    int64     `gorm:"not null;default:0"`
+	OutputTokens   int64     `gorm:"not null;default:0"`
+	CostMicros     int64     `gorm:"not null;default:0"`
 }
 
 // TableName names the table.
@@ -106,6 +109,7 @@ func recordExchange(tx *gorm.DB, agentID string, convID ctext, user, reply domai
 	id := ctext(agentID)
 	uh, rh := hourOf(user.CreatedAt), hourOf(reply.CreatedAt)
 	rows := []hourStatsRow{{AgentID: id, Hour: rh, Messages: 1, TokensUsed: int64(reply.TokensUsed),
+		InputTokens: int64(reply.PromptTokens), OutputTokens: int64(reply.CompletionTokens), CostMicros: reply.CostMicros,
 		Replies: 1, ResponseMillis: reply.ResponseMillis,
 		ToolCalls: int64(len(reply.ToolCalls)), ToolErrors: int64(toolErrors(reply.ToolCalls))}}
 	if uh.Equal(rh) {
@@ -160,12 +164,15 @@ const (
 	// addHourStatsSQL adds an hour's figures (agent, hour, then the
 	// figures in hourStatsRow's order) to its row.
 	addHourStatsSQL = `INSERT INTO agent_hour_stats (agent_id, hour, messages, tokens_used, replies, response_millis, errors,
-		tool_calls, tool_errors, memories_saved) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		tool_calls, tool_errors, memories_saved, input_tokens, output_tokens, cost_micros) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (agent_id, hour) DO UPDATE SET messages = agent_hour_stats.messages + excluded.messages,
 		tokens_used = agent_hour_stats.tokens_used + excluded.tokens_used, replies = agent_hour_stats.replies + excluded.replies,
 		response_millis = agent_hour_stats.response_millis + excluded.response_millis, errors = agent_hour_stats.errors + excluded.errors,
 		tool_calls = agent_hour_stats.tool_calls + excluded.tool_calls, tool_errors = agent_hour_stats.tool_errors + excluded.tool_errors,
-		memories_saved = agent_hour_stats.memories_saved + excluded.memories_saved`
+		memories_saved = agent_hour_stats.memories_saved + excluded.memories_saved,
+		input_tokens = agent_hour_stats.input_tokens + excluded.input_tokens,
+		output_tokens = agent_hour_stats.output_tokens + excluded.output_tokens,
+		cost_micros = agent_hour_stats.cost_micros + excluded.cost_micros`
 	// addLatencySQL counts a reply in its hour's latency bucket.
 	addLatencySQL = `INSERT INTO agent_hour_latency (agent_id, hour, bucket, count) VALUES (?, ?, ?, 1)
 		ON CONFLICT (agent_id, hour, bucket) DO UPDATE SET count = agent_hour_latency.count + 1`
@@ -177,7 +184,7 @@ const (
 // addHourStats adds r's figures to its hour's row.
 func addHourStats(tx *gorm.DB, r hourStatsRow) error {
 	return tx.Exec(addHourStatsSQL, r.AgentID, r.Hour, r.Messages, r.TokensUsed, r.Replies, r.ResponseMillis, r.Errors,
-		r.ToolCalls, r.ToolErrors, r.MemoriesSaved).Error
+		r.ToolCalls, r.ToolErrors, r.MemoriesSaved, r.InputTokens, r.OutputTokens, r.CostMicros).Error
 }
 
 // addOnConflict is an upsert that adds the inserted values of columns to
@@ -302,7 +309,11 @@ func sumStats(db *gorm.DB, agentID string, start, end time.Time, interval domain
 		b.TokensUsed += r.TokensUsed
 		b.Errors += r.Errors
 		b.ToolCalls += r.ToolCalls
+		b.CostMicros += r.CostMicros
 		totals.ToolCalls += r.ToolCalls
+		totals.InputTokens += r.InputTokens
+		totals.OutputTokens += r.OutputTokens
+		totals.CostMicros += r.CostMicros
 		totals.ToolErrors += r.ToolErrors
 		totals.MemoriesSaved += r.MemoriesSaved
 		totals.Messages += r.Messages

@@ -100,7 +100,8 @@ func (s Conversations) History(ctx context.Context, accountID, agentID string, c
 // none). It creates the conversation conv when needed, adds both messages to
 // its count and moves its last activity, counts the reply on the agent (and
 // the conversation, when new), and adds the exchange to the agent's hourly
-// analytics. Empty IDs and zero times are filled in (now), empty roles
+// analytics and, when the reply names its run, to the run's cost (see
+// addRunCost). Empty IDs and zero times are filled in (now), empty roles
 // default to user and assistant, and the reply is made at least 1 ms younger
 // than the user message so History keeps their order. It returns
 // ErrNotFound if the agent is gone or belongs to another account. It emits
@@ -132,6 +133,9 @@ func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID stri
 			}
 		}
 		if err := recordExchange(tx, agentID, convID, user, reply); err != nil {
+			return err
+		}
+		if err := addRunCost(tx, reply.RunID, reply.PromptTokens, reply.CompletionTokens, reply.CostMicros); err != nil {
 			return err
 		}
 		if webhooks == 0 {
@@ -224,8 +228,8 @@ func addToConversation(tx *gorm.DB, accountID, agentID string, conv domain.Conve
 const (
 	// insertExchangeSQL inserts two messages, each as messageRow.values.
 	insertExchangeSQL = `INSERT INTO messages (id, conversation_id, role, user_id, text, model, prompt_tokens, completion_tokens,
-		tokens_used, response_millis, partial, created_at, tool_calls) VALUES
-		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		tokens_used, cost_micros, response_millis, partial, created_at, tool_calls) VALUES
+		(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	// createConversationSQL creates a conversation unless the agent has
 	// one of its key already.
 	createConversationSQL = `INSERT INTO conversations (id, agent_id, key, kind, room_id, user_id, platform, title,
@@ -238,7 +242,7 @@ const (
 // values are r's columns in insertExchangeSQL's order.
 func (r messageRow) values() []any {
 	return []any{r.ID, r.ConversationID, r.Role, r.UserID, r.Text, r.Model, r.PromptTokens, r.CompletionTokens,
-		r.TokensUsed, r.ResponseMillis, r.Partial, r.CreatedAt, r.ToolCalls}
+		r.TokensUsed, r.CostMicros, r.ResponseMillis, r.Partial, r.CreatedAt, r.ToolCalls}
 }
 
 // countOnConversation adds n messages to the conversation id, the last
@@ -328,7 +332,7 @@ func fromMessage(m domain.Message, convID ctext) messageRow {
 	return messageRow{
 		ID: ctext(m.ID), ConversationID: convID, Role: string(m.Role), UserID: m.UserID, Text: m.Text,
 		Model: m.Model, PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens,
-		TokensUsed: m.TokensUsed, ResponseMillis: m.ResponseMillis, Partial: m.Partial, CreatedAt: m.CreatedAt,
+		TokensUsed: m.TokensUsed, CostMicros: m.CostMicros, ResponseMillis: m.ResponseMillis, Partial: m.Partial, CreatedAt: m.CreatedAt,
 		ToolCalls: encodeToolCalls(m.ToolCalls),
 	}
 }
@@ -337,7 +341,7 @@ func toMessage(r messageRow) domain.Message {
 	return domain.Message{
 		ID: string(r.ID), Role: domain.Role(r.Role), UserID: r.UserID, Text: r.Text, Model: r.Model,
 		PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
-		TokensUsed: r.TokensUsed, ResponseMillis: r.ResponseMillis, Partial: r.Partial, CreatedAt: utc(r.CreatedAt),
+		TokensUsed: r.TokensUsed, CostMicros: r.CostMicros, ResponseMillis: r.ResponseMillis, Partial: r.Partial, CreatedAt: utc(r.CreatedAt),
 		ToolCalls: decodeToolCalls(r.ToolCalls),
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/price"
 	"gorm.io/gorm"
 )
 
@@ -200,9 +201,18 @@ type replyDocument struct {
 
 type replyMetadata struct {
 	TokensUsed   int               `json:"tokensUsed"`
+	InputTokens  int               `json:"inputTokens"`
+	OutputTokens int               `json:"outputTokens"`
+	CostUSD      float64           `json:"costUsd"`
 	ResponseTime float64           `json:"responseTime"`
 	Model        string            `json:"model"`
 	ToolCalls    []domain.ToolCall `json:"toolCalls,omitempty"`
+}
+
+// eventMetadata is a reply's metadata as events carry it.
+func eventMetadata(m domain.ReplyMetadata) replyMetadata {
+	return replyMetadata{TokensUsed: m.TokensUsed, InputTokens: m.PromptTokens, OutputTokens: m.CompletionTokens,
+		CostUSD: price.USD(m.CostMicros), ResponseTime: m.ResponseMillis, Model: m.Model, ToolCalls: m.ToolCalls}
 }
 
 // messageCompleted is the message.completed event of a stored exchange.
@@ -215,8 +225,9 @@ func messageCompleted(accountID, agentID string, conv domain.ConversationRef, co
 		AgentID: agentID, RunID: reply.RunID, ConversationID: convID, Platform: platform, UserID: conv.UserID, RoomID: conv.RoomID,
 		Request: messageText{MessageID: user.ID, Text: user.Text},
 		Reply: replyDocument{MessageID: reply.ID, Text: reply.Text, Partial: reply.Partial,
-			Metadata: replyMetadata{TokensUsed: reply.TokensUsed, ResponseTime: reply.ResponseMillis, Model: reply.Model,
-				ToolCalls: reply.ToolCalls}},
+			Metadata: eventMetadata(domain.ReplyMetadata{TokensUsed: reply.TokensUsed, PromptTokens: reply.PromptTokens,
+				CompletionTokens: reply.CompletionTokens, CostMicros: reply.CostMicros, ResponseMillis: reply.ResponseMillis,
+				Model: reply.Model, ToolCalls: reply.ToolCalls})},
 	}}
 }
 
@@ -268,7 +279,9 @@ type runDocument struct {
 	ScheduleID        *string         `json:"scheduleId"`
 	MultitaskStrategy string          `json:"multitaskStrategy"`
 	Attempts          int             `json:"attempts"`
-	CostUSD           *float64        `json:"costUsd"`
+	InputTokens       int             `json:"inputTokens"`
+	OutputTokens      int             `json:"outputTokens"`
+	CostUSD           float64         `json:"costUsd"`
 	CreatedAt         string          `json:"createdAt"`
 	StartedAt         *string         `json:"startedAt"`
 	FinishedAt        *string         `json:"finishedAt"`
@@ -307,6 +320,7 @@ func runEnded(r domain.Run) domain.Event {
 		RoomID: orNull(r.RoomID), Source: string(r.Source), Status: string(r.Status), Input: messageInput{Text: r.Text},
 		MessageID: r.MessageID, RequiredAction: json.RawMessage("null"), ParentRunID: orNull(r.ParentRunID),
 		ScheduleID: orNull(r.ScheduleID), MultitaskStrategy: string(r.Strategy), Attempts: r.Attempts,
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostUSD: price.USD(r.CostMicros),
 		CreatedAt: timestamp(r.CreatedAt), StartedAt: stampOrNull(r.StartedAt), FinishedAt: stampOrNull(r.FinishedAt)}
 	if r.ErrorCode != "" {
 		doc.Error = &runError{Code: r.ErrorCode, Message: r.ErrorMessage}
@@ -317,8 +331,7 @@ func runEnded(r domain.Run) domain.Event {
 	if p := r.Reply; p != nil {
 		doc.Reply = &runReply{MessageID: p.MessageID, RunID: r.ID, Response: domain.CutText(p.Text, MaxEventReply),
 			AgentID: r.AgentID, UserID: p.UserID, RoomID: p.RoomID, Timestamp: timestamp(p.CreatedAt),
-			Metadata: replyMetadata{TokensUsed: p.Metadata.TokensUsed, ResponseTime: p.Metadata.ResponseMillis,
-				Model: p.Metadata.Model, ToolCalls: p.Metadata.ToolCalls}}
+			Metadata: eventMetadata(p.Metadata)}
 	}
 	return domain.Event{AccountID: r.AccountID, AgentID: r.AgentID, ConversationID: r.ConversationID, Type: typ,
 		Data: runEvent{Run: doc}}

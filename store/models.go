@@ -159,6 +159,7 @@ type messageRow struct {
 	PromptTokens     int       `gorm:"not null"`
 	CompletionTokens int       `gorm:"not null"`
 	TokensUsed       int       `gorm:"not null;default:0"`
+	CostMicros       int64     `gorm:"not null;default:0"`
 	ResponseMillis   float64   `gorm:"not null;default:0"`
 	Partial          bool      `gorm:"not null;default:false"`
 	CreatedAt        time.Time `gorm:"not null;autoCreateTime:false;index:idx_messages_conversation_created,priority:2"`

@@ -92,7 +92,7 @@ func (s Runs) endStored(tx *gorm.DB, row *runRow, now time.Time, emit emitFunc) 
 	reply, err := json.Marshal(domain.Reply{MessageID: m.ID, RunID: string(row.ID), Text: m.Text, AgentID: string(row.AgentID),
 		UserID: row.UserID, RoomID: row.RoomID, CreatedAt: m.CreatedAt, Partial: m.Partial,
 		Metadata: domain.ReplyMetadata{TokensUsed: m.TokensUsed, ResponseMillis: m.ResponseMillis, Model: m.Model,
-			PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, ToolCalls: m.ToolCalls}})
+			PromptTokens: m.PromptTokens, CompletionTokens: m.CompletionTokens, CostMicros: m.CostMicros, ToolCalls: m.ToolCalls}})
 	if err != nil {
 		return false, err
 	}

@@ -43,6 +43,11 @@ type runRow struct {
 	Steps string `gorm:"type:text;not null;default:''"`
 	// ExpiresAt is when a run in requires_action stops waiting.
 	ExpiresAt *time.Time `gorm:""`
+	// InputTokens and OutputTokens are the run's own calls'; CostMicros
+	// adds to its own cost that of the runs it caused (see addRunCost).
+	InputTokens  int   `gorm:"not null;default:0"`
+	OutputTokens int   `gorm:"not null;default:0"`
+	CostMicros   int64 `gorm:"not null;default:0"`
 }
 
 // RunRetention is how long a run is kept after it ended: the runs of an
@@ -425,6 +430,35 @@ func notFoundAs(err error, notFound error) error {
 	return err
 }
 
+// maxAskChain bounds the runs addRunCost walks up from one run: a chain of
+// asks is far shorter, and a bound keeps a corrupt chain from looping.
+const maxAskChain = 16
+
+// addRunCost records run id's own tokens and adds its cost to it and to
+// every run that caused it (parent_run_id, up the chain of asks), in the
+// transaction that stores its reply: a run's cost_micros is then its own
+// with all it caused, whichever of them finished first. A run id of ""
+// (an exchange of no run) records nothing.
+func addRunCost(tx *gorm.DB, id string, in, out int, cost int64) error {
+	if id == "" {
+		return nil
+	}
+	err := tx.Exec(`UPDATE runs SET input_tokens = ?, output_tokens = ?, cost_micros = cost_micros + ? WHERE id = ?`,
+		in, out, cost, id).Error
+	for range maxAskChain {
+		if err != nil || cost == 0 {
+			return err
+		}
+		var parent string
+		if err := tx.Raw(`SELECT parent_run_id FROM runs WHERE id = ?`, id).Scan(&parent).Error; err != nil || parent == "" {
+			return err
+		}
+		id = parent
+		err = tx.Exec(`UPDATE runs SET cost_micros = cost_micros + ? WHERE id = ?`, cost, id).Error
+	}
+	return err
+}
+
 func fromRun(r domain.Run) runRow {
 	input, _ := json.Marshal(r.Input) // plain structs
 	return runRow{Input: string(input), ID: ctext(r.ID), AccountID: ctext(r.AccountID), AgentID: ctext(r.AgentID),
@@ -438,7 +472,8 @@ func toRun(r runRow) domain.Run {
 		ConversationID: string(r.ConversationID), UserID: r.UserID, RoomID: r.RoomID, Source: domain.RunSource(r.Source),
 		Status: domain.RunStatus(r.Status), Text: r.InputText, MessageID: r.MessageID, ErrorCode: r.ErrorCode,
 		ErrorMessage: r.ErrorMessage, ParentRunID: r.ParentRunID, ScheduleID: r.ScheduleID,
-		Strategy: domain.Strategy(r.Strategy), Attempts: r.Attempts, CreatedAt: utc(r.CreatedAt)}
+		Strategy: domain.Strategy(r.Strategy), Attempts: r.Attempts, CreatedAt: utc(r.CreatedAt),
+		InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, CostMicros: r.CostMicros}
 	if r.StartedAt != nil {
 		out.StartedAt = utc(*r.StartedAt)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 )
 
 // finish turns the provider's outcome into the turn's Result: it stores
@@ -24,7 +25,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	if t.in.Shape.MaxChars > 0 {
 		reply.Text = llm.ShortenBy(reply.Text, t.in.Shape.MaxChars, t.in.Shape.Length)
 	}
-	meta := metadata(t, reply)
+	meta := s.metadata(t, reply)
 	meta.ToolCalls = calls
 	if callErr != nil {
 		cut := Result{}
@@ -60,7 +61,10 @@ func (s *Service) result(t *Turn, stored domain.Message, reply llm.Reply, meta M
 		RoomID: t.in.Conv.RoomID, CreatedAt: stored.CreatedAt, Metadata: meta, Partial: stored.Partial}
 }
 
-func metadata(t *Turn, reply llm.Reply) Metadata {
+// metadata describes the reply of t's run, priced once here: what is
+// stored with the exchange, the run and the rollups, and what the caller
+// is answered, all come from this one figure.
+func (s *Service) metadata(t *Turn, reply llm.Reply) Metadata {
 	tokens := reply.Usage.TotalTokens
 	if tokens == 0 {
 		tokens = reply.Usage.PromptTokens + reply.Usage.CompletionTokens
@@ -69,9 +73,27 @@ func metadata(t *Turn, reply llm.Reply) Metadata {
 		TokensUsed:       tokens,
 		PromptTokens:     reply.Usage.PromptTokens,
 		CompletionTokens: reply.Usage.CompletionTokens,
+		CostMicros:       s.priceOf(t.agent, reply.Model).Cost(reply.Usage.PromptTokens, reply.Usage.CompletionTokens),
 		ResponseMillis:   float64(time.Since(t.start).Microseconds()) / 1000,
 		Model:            reply.Model,
 	}
+}
+
+// priceOf is what agent's calls cost: its modelSettings.price, else the
+// table's price of the model it names, else that of the model the
+// provider says answered (a dated snapshot of an alias, say), else 0.
+func (s *Service) priceOf(agent domain.Agent, answered string) price.Price {
+	var ms struct {
+		Price *price.Price `json:"price"`
+	}
+	if ok, err := agent.Fields.Decode("modelSettings", &ms); ok && err == nil && ms.Price != nil {
+		return *ms.Price
+	}
+	if p, ok := s.cfg.Prices.Lookup(agent.ModelProvider, agent.Model); ok {
+		return p
+	}
+	p, _ := s.cfg.Prices.Lookup(agent.ModelProvider, answered)
+	return p
 }
 
 // saveExchange stores the message and the reply described by meta, under
@@ -83,10 +105,13 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 	if started := t.Run().StartedAt; started.After(asked) {
 		asked = started
 	}
+	// Both messages carry the prompt's tokens: the user's as round 1 had
+	// it, the reply's so that it tells its whole usage on its own.
 	user := domain.Message{Role: domain.RoleUser, UserID: t.in.UserID, Text: t.in.Text,
 		PromptTokens: reply.Usage.PromptTokens, CreatedAt: asked}
 	answer := domain.Message{ID: t.replyID, Role: domain.RoleAssistant, UserID: t.in.UserID, Text: reply.Text, Model: meta.Model,
-		CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed, ResponseMillis: meta.ResponseMillis,
+		PromptTokens: reply.Usage.PromptTokens, CompletionTokens: reply.Usage.CompletionTokens, TokensUsed: meta.TokensUsed,
+		CostMicros: meta.CostMicros, ResponseMillis: meta.ResponseMillis,
 		Partial: partial, ToolCalls: meta.ToolCalls, RunID: t.runID}
 	if at, ok := t.stoppedAt.Load().(time.Time); ok {
 		answer.CreatedAt = at

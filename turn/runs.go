@@ -288,7 +288,7 @@ func (s *Service) keepInterrupted(ctx context.Context, t *Turn, run domain.Run) 
 	t.stoppedAt.Store(run.FinishedAt)
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	meta := metadata(t, llm.Reply{})
+	meta := s.metadata(t, llm.Reply{})
 	stored, err := s.saveExchange(writeCtx, t, llm.Reply{}, meta, true)
 	if err == nil {
 		res := s.result(t, stored, llm.Reply{}, meta)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -133,6 +134,9 @@ type Config struct {
 	// TraceContent records the messages, tool arguments and results in the
 	// turn's spans (AGENTD_TRACE_CONTENT); off, spans carry no content.
 	TraceContent bool
+	// Prices prices the runs' provider calls (price.Builtin when zero); an
+	// agent's modelSettings.price wins over it.
+	Prices price.Table
 }
 
 // Service runs turns. It is safe for concurrent use.
@@ -169,6 +173,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Prices.IsZero() {
+		cfg.Prices = price.Builtin()
 	}
 	m, err := newProviderMetrics(cfg.Registerer)
 	if err != nil {

@@ -82,7 +82,7 @@ func (s *Service) summarize(ctx context.Context, t *Turn) error {
 		}
 		return err
 	}
-	if err := s.cfg.Stores.Analytics.RecordTokens(ctx, acct, id, metadata(t, reply).TokensUsed, time.Now()); err != nil {
+	if err := s.cfg.Stores.Analytics.RecordTokens(ctx, acct, id, s.metadata(t, reply).TokensUsed, time.Now()); err != nil {
 		return err
 	}
 	return st.SaveSummary(ctx, acct, id, t.in.Conv, cutRunes(strings.TrimSpace(reply.Text), MaxSummary), out)

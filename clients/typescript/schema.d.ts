@@ -2071,6 +2071,18 @@ export interface components {
         MessageMetadata: {
             /** @description Prompt and completion tokens of every provider call of the turn. */
             tokensUsed: number;
+            /** @description Input (prompt) tokens of the turn's provider calls, summed, as the provider reported them. */
+            inputTokens: number;
+            /** @description Output (completion) tokens of the turn's provider calls, summed, as the provider reported them. */
+            outputTokens: number;
+            /**
+             * Format: double
+             * @description What the turn's own provider calls cost, USD, rounded to 6
+             *     decimals: the tokens at the agent's `modelSettings.price`, else
+             *     the price table's (`GET /models/prices`); 0 when no price is
+             *     known.
+             */
+            costUsd: number;
             /**
              * Format: double
              * @description Milliseconds from request received to reply complete.
@@ -2396,9 +2408,17 @@ export interface components {
             multitaskStrategy: components["schemas"]["MultitaskStrategy"];
             /** @description Starts of the run; more than 1 after a replica running it was lost. */
             attempts: number;
+            /** @description Input (prompt) tokens of the run's own provider calls. */
+            inputTokens: number;
+            /** @description Output (completion) tokens of the run's own provider calls. */
+            outputTokens: number;
             /**
              * Format: double
-             * @description What the run's provider calls cost; null when unpriced.
+             * @description What the run's provider calls cost, USD (6 decimals), with the
+             *     cost of the runs it caused through `ask_agent`; 0 while nothing
+             *     was spent or when no price is known. agentd always answers a
+             *     number (the type stays nullable for clients written before
+             *     runs were priced).
              */
             costUsd: number | null;
             createdAt: components["schemas"]["Timestamp"];
@@ -2544,6 +2564,15 @@ export interface components {
             /** @description Distinct users who spoke in the range. */
             users: number;
             tokensUsed: number;
+            /** @description Input (prompt) tokens of the replies in the range. */
+            inputTokens: number;
+            /** @description Output (completion) tokens of the replies in the range. */
+            outputTokens: number;
+            /**
+             * Format: double
+             * @description What the replies in the range cost, USD (6 decimals).
+             */
+            costUsd: number;
             /** @description Turns that ended in a provider failure. */
             errors: number;
             /** @description Tool calls the agent made. */
@@ -2558,6 +2587,11 @@ export interface components {
             start: components["schemas"]["Timestamp"];
             messages: number;
             tokensUsed: number;
+            /**
+             * Format: double
+             * @description What the replies of the bucket cost, USD (6 decimals).
+             */
+            costUsd: number;
             errors: number;
             toolCalls: number;
             /** Format: double */
@@ -5709,6 +5743,9 @@ export interface operations {
                      *             "timestamp": "2026-11-21T10:00:01.456Z",
                      *             "metadata": {
                      *               "tokensUsed": 150,
+                     *               "inputTokens": 120,
+                     *               "outputTokens": 30,
+                     *               "costUsd": 0.00009,
                      *               "responseTime": 1234.5,
                      *               "model": "gpt-5.6-terra"
                      *             }
@@ -5871,6 +5908,9 @@ export interface operations {
                      *           "conversations": 2,
                      *           "users": 2,
                      *           "tokensUsed": 1200,
+                     *           "inputTokens": 900,
+                     *           "outputTokens": 300,
+                     *           "costUsd": 0.000825,
                      *           "errors": 1,
                      *           "toolCalls": 3,
                      *           "toolErrors": 1,
@@ -5886,6 +5926,7 @@ export interface operations {
                      *             "start": "2026-11-21T10:00:00.000Z",
                      *             "messages": 6,
                      *             "tokensUsed": 900,
+                     *             "costUsd": 0.000619,
                      *             "errors": 1,
                      *             "toolCalls": 3,
                      *             "p50ResponseTime": 745.3
@@ -5894,6 +5935,7 @@ export interface operations {
                      *             "start": "2026-11-21T11:00:00.000Z",
                      *             "messages": 2,
                      *             "tokensUsed": 300,
+                     *             "costUsd": 0.000206,
                      *             "errors": 0,
                      *             "toolCalls": 0,
                      *             "p50ResponseTime": 1072.6

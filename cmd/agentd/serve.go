@@ -152,7 +152,7 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
 	defer toolbox.Close()
 	turns, err := turn.New(turn.Config{Stores: turnStores(st), Model: model, Semaphore: lim.semaphore,
-		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent})
+		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent, Prices: cfg.Prices})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}

@@ -82,7 +82,7 @@ const token = (content: string) => ({ type: "token", content }) satisfies Stream
 const done = {
   type: "done",
   messageId: "msg_1",
-  metadata: { tokensUsed: 3, responseTime: 12, model: "gpt-test" },
+  metadata: { tokensUsed: 3, inputTokens: 2, outputTokens: 1, costUsd: 0, responseTime: 12, model: "gpt-test" },
 } satisfies StreamEvent;
 
 const reply: Schemas["MessageReply"] = {
@@ -90,7 +90,7 @@ const reply: Schemas["MessageReply"] = {
   response: "hello",
   agentId: "agent_1",
   timestamp: "2026-01-01T00:00:00Z",
-  metadata: { tokensUsed: 3, responseTime: 12, model: "gpt-test" },
+  metadata: { tokensUsed: 3, inputTokens: 2, outputTokens: 1, costUsd: 0, responseTime: 12, model: "gpt-test" },
 };
 
 // outcome is what a promise comes to, so that a rejection is never left

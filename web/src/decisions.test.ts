@@ -69,7 +69,9 @@ function run(status: Run["status"], extra: Partial<Run> = {}): Run {
     scheduleId: null,
     multitaskStrategy: "enqueue",
     attempts: 1,
-    costUsd: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
     createdAt: "2026-01-01T00:00:00Z",
     startedAt: null,
     finishedAt: null,
@@ -309,7 +311,14 @@ describe("following a waiting run", () => {
       response: "ETH is at 142.",
       timestamp: "2026-01-01T00:00:05Z",
     };
-    answer(run("completed", { reply: { ...reply, metadata: { tokensUsed: 1, responseTime: 1, model: "m" } } }));
+    answer(
+      run("completed", {
+        reply: {
+          ...reply,
+          metadata: { tokensUsed: 1, inputTokens: 1, outputTokens: 0, costUsd: 0, responseTime: 1, model: "m" },
+        },
+      }),
+    );
     const seen: string[] = [];
     const got = replyOfRun(run("requires_action"), undefined, (r) => seen.push(r.status));
     expect(seen).toEqual(["requires_action"]);

@@ -58,7 +58,9 @@ export function changesOf(s: Settings, agent: Agent): Schemas["AgentUpdateReques
   if (s.system !== before.system) out.system = s.system;
   if (s.bio !== before.bio) out.bio = lines(s.bio);
   if (parameters.some(({ key }) => s[key].trim() !== before[key])) {
-    const ms: Record<string, number> = { ...agent.modelSettings };
+    // Typed as the contract's, so that a member the panel does not show
+    // (price, say) is kept whatever its shape.
+    const ms: Schemas["ModelSettings"] = { ...agent.modelSettings };
     for (const { key, label } of parameters) {
       const v = s[key].trim();
       if (!v) delete ms[key];

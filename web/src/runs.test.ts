@@ -26,7 +26,9 @@ function run(status: Run["status"], extra: Partial<Run> = {}): Run {
     scheduleId: null,
     multitaskStrategy: "enqueue",
     attempts: 1,
-    costUsd: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
     createdAt: "2026-01-01T00:00:00Z",
     startedAt: null,
     finishedAt: null,
@@ -176,7 +178,7 @@ describe("replyOfRun", () => {
     response: "Done.",
     agentId: "agent_1",
     timestamp: "2026-01-01T00:00:01Z",
-    metadata: { tokensUsed: 3, responseTime: 5, model: "m" },
+    metadata: { tokensUsed: 3, inputTokens: 2, outputTokens: 1, costUsd: 0, responseTime: 5, model: "m" },
   };
 
   it("follows a run a send answered with (202) to its reply", async () => {
