@@ -25,7 +25,10 @@ type Account struct {
 	RPM                int // requests per minute for enterprise (0 = tier default)
 	EndpointMultiplier int // enterprise multiplier of per-endpoint limits (0 = 1)
 	AgentQuota         int // most agents the account may have
-	CreatedAt          time.Time
+	// MonthlyBudgetMicros is what the account's agents may spend in a UTC
+	// calendar month, in millionths of a US dollar; 0 sets no budget.
+	MonthlyBudgetMicros int64
+	CreatedAt           time.Time
 }
 
 // AccountChanges lists the account settings to change; a nil pointer keeps
@@ -33,6 +36,7 @@ type Account struct {
 type AccountChanges struct {
 	Tier                                *Tier
 	RPM, EndpointMultiplier, AgentQuota *int
+	MonthlyBudgetMicros                 *int64 // 0 removes the budget
 }
 
 // Scope is what an API key may do.

@@ -45,3 +45,11 @@ type Analytics struct {
 	Totals AnalyticsTotals
 	Series []AnalyticsBucket
 }
+
+// Spend is what was spent in the windows budgets count, as of a moment:
+// the current UTC calendar day and month, in millionths of a US dollar,
+// with when each window ends.
+type Spend struct {
+	DayMicros, MonthMicros     int64
+	DayResetsAt, MonthResetsAt time.Time
+}

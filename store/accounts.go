@@ -52,6 +52,7 @@ func (s Accounts) UpdateAccount(ctx context.Context, name string, c domain.Accou
 		err = tx.Model(&accountRow{}).Where("id = ?", a.ID).Updates(map[string]any{
 			"tier": string(a.Tier), "rpm": a.RPM,
 			"endpoint_multiplier": a.EndpointMultiplier, "agent_quota": a.AgentQuota,
+			"monthly_budget_micros": a.MonthlyBudgetMicros,
 		}).Error
 		out = a
 		return err
@@ -77,6 +78,9 @@ func applyAccountChanges(a domain.Account, c domain.AccountChanges) domain.Accou
 	if c.AgentQuota != nil {
 		a.AgentQuota = *c.AgentQuota
 	}
+	if c.MonthlyBudgetMicros != nil {
+		a.MonthlyBudgetMicros = *c.MonthlyBudgetMicros
+	}
 	return a
 }
 
@@ -87,8 +91,8 @@ func validateAccount(a domain.Account) error {
 		return invalidf("account name is empty")
 	case !a.Tier.Valid():
 		return invalidf("unknown tier %q", a.Tier)
-	case a.RPM < 0, a.EndpointMultiplier < 0, a.AgentQuota < 0:
-		return invalidf("rpm, endpoint multiplier and agent quota must not be negative")
+	case a.RPM < 0, a.EndpointMultiplier < 0, a.AgentQuota < 0, a.MonthlyBudgetMicros < 0:
+		return invalidf("rpm, endpoint multiplier, agent quota and monthly budget must not be negative")
 	}
 	return nil
 }
@@ -127,13 +131,15 @@ func (s Accounts) CountAccounts(ctx context.Context) (int64, error) {
 func fromAccount(a domain.Account) accountRow {
 	return accountRow{
 		ID: ctext(a.ID), Name: ctext(a.Name), Tier: string(a.Tier), RPM: a.RPM,
-		EndpointMultiplier: a.EndpointMultiplier, AgentQuota: a.AgentQuota, CreatedAt: a.CreatedAt,
+		EndpointMultiplier: a.EndpointMultiplier, AgentQuota: a.AgentQuota, MonthlyBudgetMicros: a.MonthlyBudgetMicros,
+		CreatedAt: a.CreatedAt,
 	}
 }
 
 func toAccount(r accountRow) domain.Account {
 	return domain.Account{
 		ID: string(r.ID), Name: string(r.Name), Tier: domain.Tier(r.Tier), RPM: r.RPM,
-		EndpointMultiplier: r.EndpointMultiplier, AgentQuota: r.AgentQuota, CreatedAt: utc(r.CreatedAt),
+		EndpointMultiplier: r.EndpointMultiplier, AgentQuota: r.AgentQuota, MonthlyBudgetMicros: r.MonthlyBudgetMicros,
+		CreatedAt: utc(r.CreatedAt),
 	}
 }

@@ -22,13 +22,15 @@ func (ctext) GormDBDataType(db *gorm.DB, _ *schema.Field) string {
 
 // accountRow is a row of accounts.
 type accountRow struct {
-	ID                 ctext     `gorm:"primaryKey"`
-	Name               ctext     `gorm:"not null;uniqueIndex:idx_accounts_name"`
-	Tier               string    `gorm:"not null"`
-	RPM                int       `gorm:"column:rpm;not null"`
-	EndpointMultiplier int       `gorm:"not null"`
-	AgentQuota         int       `gorm:"not null"`
-	CreatedAt          time.Time `gorm:"not null;autoCreateTime:false"`
+	ID                 ctext  `gorm:"primaryKey"`
+	Name               ctext  `gorm:"not null;uniqueIndex:idx_accounts_name"`
+	Tier               string `gorm:"not null"`
+	RPM                int    `gorm:"column:rpm;not null"`
+	EndpointMultiplier int    `gorm:"not null"`
+	AgentQuota         int    `gorm:"not null"`
+	// MonthlyBudgetMicros is the operator's monthly budget, 0 for none.
+	MonthlyBudgetMicros int64     `gorm:"not null;default:0"`
+	CreatedAt           time.Time `gorm:"not null;autoCreateTime:false"`
 	// AgentCount is how many agents the account has, kept by the create
 	// and delete transactions: the quota check and List's total read it
 	// instead of counting rows.
