@@ -88,3 +88,22 @@ type AgentDocument struct {
 	Version int64
 	Metrics Metrics
 }
+
+// Budget is an agent's settings.budget, USD; a nil member sets no budget.
+type Budget struct {
+	Daily        *float64 `json:"daily"`
+	Monthly      *float64 `json:"monthly"`
+	PerUserDaily *float64 `json:"perUserDaily"`
+}
+
+// Budget is a's settings.budget; the contract checked its shape when it
+// was stored, so one that does not decode sets none.
+func (a Agent) Budget() Budget {
+	var settings struct {
+		Budget Budget `json:"budget"`
+	}
+	if ok, err := a.Fields.Decode("settings", &settings); !ok || err != nil {
+		return Budget{}
+	}
+	return settings.Budget
+}

@@ -135,6 +135,27 @@ func (e A2ATaskState) Valid() bool {
 	}
 }
 
+// Defines values for AccountTier.
+const (
+	Enterprise AccountTier = "enterprise"
+	Pro        AccountTier = "pro"
+	Standard   AccountTier = "standard"
+)
+
+// Valid indicates whether the value is a known member of the AccountTier enum.
+func (e AccountTier) Valid() bool {
+	switch e {
+	case Enterprise:
+		return true
+	case Pro:
+		return true
+	case Standard:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentSortField.
 const (
 	AgentSortFieldCreatedAt AgentSortField = "createdAt"
@@ -1551,6 +1572,51 @@ type A2ATaskStatusUpdateEvent struct {
 	TaskId    string                  `json:"taskId"`
 }
 
+// Account defines model for Account.
+type Account struct {
+	Budget AccountBudget `json:"budget"`
+	Id     string        `json:"id"`
+	Limits AccountLimits `json:"limits"`
+	Name   string        `json:"name"`
+	Tier   AccountTier   `json:"tier"`
+}
+
+// AccountBudget defines model for AccountBudget.
+type AccountBudget struct {
+	// Monthly The monthly budget, USD; null when unset.
+	Monthly nullable.Nullable[float64] `json:"monthly"`
+
+	// ResetsAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	ResetsAt Timestamp `json:"resetsAt"`
+
+	// Spent What the account's agents spent this UTC month, USD (6 decimals).
+	Spent float64 `json:"spent"`
+}
+
+// AccountEnvelope defines model for AccountEnvelope.
+type AccountEnvelope struct {
+	Data    Account `json:"data"`
+	Success bool    `json:"success"`
+}
+
+// AccountLimits defines model for AccountLimits.
+type AccountLimits struct {
+	// AgentQuota Most agents the account may own.
+	AgentQuota int `json:"agentQuota"`
+
+	// EndpointMultiplier How many times the per-endpoint limits the account gets.
+	EndpointMultiplier int `json:"endpointMultiplier"`
+
+	// Rpm Requests per minute the account may make.
+	Rpm  int         `json:"rpm"`
+	Tier AccountTier `json:"tier"`
+}
+
+// AccountTier defines model for AccountTier.
+type AccountTier string
+
 // Action defines model for Action.
 type Action struct {
 	Description string     `json:"description"`
@@ -1715,6 +1781,19 @@ type AgentName = string
 
 // AgentSortField What List Agents sorts by.
 type AgentSortField string
+
+// AgentSpend defines model for AgentSpend.
+type AgentSpend struct {
+	Day          SpendWindow `json:"day"`
+	Month        SpendWindow `json:"month"`
+	PerUserDaily SpendLimit  `json:"perUserDaily"`
+}
+
+// AgentSpendEnvelope defines model for AgentSpendEnvelope.
+type AgentSpendEnvelope struct {
+	Data    AgentSpend `json:"data"`
+	Success bool       `json:"success"`
+}
 
 // AgentStatus defines model for AgentStatus.
 type AgentStatus string
@@ -1932,6 +2011,16 @@ type ApprovalRequest struct {
 // BioInput A list of statements, or one statement (stored as a one-element list).
 type BioInput struct {
 	union json.RawMessage
+}
+
+// Budget What the agent may spend, USD, each optional: `daily` per UTC day,
+// `monthly` per UTC month, `perUserDaily` per UTC day for each user
+// who speaks to it. A run is refused (402 `BUDGET_EXCEEDED`) when one
+// is reached; a run that started finishes.
+type Budget struct {
+	Daily        *float64 `json:"daily,omitempty"`
+	Monthly      *float64 `json:"monthly,omitempty"`
+	PerUserDaily *float64 `json:"perUserDaily,omitempty"`
 }
 
 // BundleConversation A conversation, named by its roomId or else its userId, with its messages oldest first.
@@ -3381,6 +3470,12 @@ type ScheduleUpdateRequest struct {
 // Settings Platform configuration keyed by platform id. Other keys hold free-form
 // objects; `secrets` is write-only (Get Agent masks every value).
 type Settings struct {
+	// Budget What the agent may spend, USD, each optional: `daily` per UTC day,
+	// `monthly` per UTC month, `perUserDaily` per UTC day for each user
+	// who speaks to it. A run is refused (402 `BUDGET_EXCEEDED`) when one
+	// is reached; a run that started finishes.
+	Budget *Budget `json:"budget,omitempty"`
+
 	// Discord `allowedUsers`: Discord numeric user ids (an entry of digits only)
 	// or usernames (case-insensitive, a leading `@` ignored); when
 	// non-empty, only these users are answered in direct messages (server channels
@@ -3403,6 +3498,26 @@ type Settings struct {
 
 // SortOrder defines model for SortOrder.
 type SortOrder string
+
+// SpendLimit defines model for SpendLimit.
+type SpendLimit struct {
+	// LimitUsd The budget; null when unset.
+	LimitUsd nullable.Nullable[float64] `json:"limitUsd"`
+}
+
+// SpendWindow defines model for SpendWindow.
+type SpendWindow struct {
+	// LimitUsd The budget of the window; null when unset.
+	LimitUsd nullable.Nullable[float64] `json:"limitUsd"`
+
+	// ResetsAt RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	ResetsAt Timestamp `json:"resetsAt"`
+
+	// SpentUsd Spent in the window, USD (6 decimals).
+	SpentUsd float64 `json:"spentUsd"`
+}
 
 // Statement defines model for Statement.
 type Statement = string
@@ -5831,6 +5946,14 @@ func (a *Settings) UnmarshalJSON(b []byte) error {
 		return err
 	}
 
+	if raw, found := object["budget"]; found {
+		err = json.Unmarshal(raw, &a.Budget)
+		if err != nil {
+			return fmt.Errorf("error reading 'budget': %w", err)
+		}
+		delete(object, "budget")
+	}
+
 	if raw, found := object["discord"]; found {
 		err = json.Unmarshal(raw, &a.Discord)
 		if err != nil {
@@ -5897,6 +6020,13 @@ func (a *Settings) UnmarshalJSON(b []byte) error {
 func (a Settings) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
+
+	if a.Budget != nil {
+		object["budget"], err = json.Marshal(a.Budget)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'budget': %w", err)
+		}
+	}
 
 	if a.Discord != nil {
 		object["discord"], err = json.Marshal(a.Discord)
@@ -7340,6 +7470,16 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetAccount Get Account
+	//
+	// The caller's account: its tier and limits as the operator set them,
+	// and its monthly budget (set by the operator with `agentd accounts
+	// create|update --monthly-budget USD`; `monthly` null when unset)
+	// with what its agents spent this UTC month. Read scope.
+	//
+	// Corresponds with GET /account (the `GetAccount` operationId).
+	GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgents List Agents
 	//
 	// Lists the caller's agents, a page at a time. Ties in the sort order are
@@ -8008,6 +8148,18 @@ type ClientInterface interface {
 	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
 	UpdateSchedule(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAgentSpend Agent Spend
+	//
+	// What the agent's replies cost in the current UTC day and month,
+	// against its budgets (`settings.budget`; `limitUsd` null when
+	// unset), with when each window resets. The figures are the
+	// database's as of the request, the ones every replica checks a
+	// budget against; they sum each reply's own provider calls, as
+	// analytics do. Read scope.
+	//
+	// Corresponds with GET /agents/{agentId}/spend (the `GetAgentSpend` operationId).
+	GetAgentSpend(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAgentTools List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -8361,6 +8513,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /webhooks/{webhookId}/test (the `TestWebhook` operationId).
 	TestWebhook(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetAccount Get Account
+//
+// The caller's account: its tier and limits as the operator set them,
+// and its monthly budget (set by the operator with `agentd accounts
+// create|update --monthly-budget USD`; `monthly` null when unset)
+// with what its agents spent this UTC month. Read scope.
+//
+// Corresponds with GET /account (the `GetAccount` operationId).
+func (c *Client) GetAccount(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListAgents List Agents
@@ -9501,6 +9673,28 @@ func (c *Client) UpdateSchedule(ctx context.Context, agentId AgentId, scheduleId
 	return c.Client.Do(req)
 }
 
+// GetAgentSpend Agent Spend
+//
+// What the agent's replies cost in the current UTC day and month,
+// against its budgets (`settings.budget`; `limitUsd` null when
+// unset), with when each window resets. The figures are the
+// database's as of the request, the ones every replica checks a
+// budget against; they sum each reply's own provider calls, as
+// analytics do. Read scope.
+//
+// Corresponds with GET /agents/{agentId}/spend (the `GetAgentSpend` operationId).
+func (c *Client) GetAgentSpend(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentSpendRequest(c.Server, agentId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListAgentTools List Tools
 //
 // The tools the agent's next turn would offer the model: its action
@@ -10053,6 +10247,33 @@ func (c *Client) TestWebhook(ctx context.Context, webhookId WebhookId, reqEditor
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetAccountRequest constructs an http.Request for the GetAccount method
+func NewGetAccountRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/account")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListAgentsRequest constructs an http.Request for the ListAgents method
@@ -12258,6 +12479,40 @@ func NewUpdateScheduleRequestWithBody(server string, agentId AgentId, scheduleId
 	return req, nil
 }
 
+// NewGetAgentSpendRequest constructs an http.Request for the GetAgentSpend method
+func NewGetAgentSpendRequest(server string, agentId AgentId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "agentId", agentId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/agents/%s/spend", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListAgentToolsRequest constructs an http.Request for the ListAgentTools method
 func NewListAgentToolsRequest(server string, agentId AgentId) (*http.Request, error) {
 	var err error
@@ -13086,6 +13341,18 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetAccountWithResponse Get Account
+	//
+	// The caller's account: its tier and limits as the operator set them,
+	// and its monthly budget (set by the operator with `agentd accounts
+	// create|update --monthly-budget USD`; `monthly` null when unset)
+	// with what its agents spent this UTC month. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /account (the `GetAccount` operationId).
+	GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error)
+
 	// ListAgentsWithResponse List Agents
 	//
 	// Lists the caller's agents, a page at a time. Ties in the sort order are
@@ -13804,6 +14071,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with PATCH /agents/{agentId}/schedules/{scheduleId} (the `UpdateSchedule` operationId).
 	UpdateScheduleWithResponse(ctx context.Context, agentId AgentId, scheduleId ScheduleId, body UpdateScheduleJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateScheduleResponse, error)
 
+	// GetAgentSpendWithResponse Agent Spend
+	//
+	// What the agent's replies cost in the current UTC day and month,
+	// against its budgets (`settings.budget`; `limitUsd` null when
+	// unset), with when each window resets. The figures are the
+	// database's as of the request, the ones every replica checks a
+	// budget against; they sum each reply's own provider calls, as
+	// analytics do. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /agents/{agentId}/spend (the `GetAgentSpend` operationId).
+	GetAgentSpendWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*GetAgentSpendResponse, error)
+
 	// ListAgentToolsWithResponse List Tools
 	//
 	// The tools the agent's next turn would offer the model: its action
@@ -14181,6 +14462,105 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /webhooks/{webhookId}/test (the `TestWebhook` operationId).
 	TestWebhookWithResponse(ctx context.Context, webhookId WebhookId, reqEditors ...RequestEditorFn) (*TestWebhookResponse, error)
+}
+
+// GetAccountResponse200Headers the declared response headers of an HTTP 200 response for GetAccount
+type GetAccountResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAccountResponse429Headers the declared response headers of an HTTP 429 response for GetAccount
+type GetAccountResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAccountResponse500Headers the declared response headers of an HTTP 500 response for GetAccount
+type GetAccountResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAccountResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AccountEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAccountResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountResponse) GetJSON200() *AccountEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAccountResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAccountResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAccountResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListAgentsResponse200Headers the declared response headers of an HTTP 200 response for ListAgents
@@ -20195,6 +20575,124 @@ func (r UpdateScheduleResponse) ContentType() string {
 	return ""
 }
 
+// GetAgentSpendResponse200Headers the declared response headers of an HTTP 200 response for GetAgentSpend
+type GetAgentSpendResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentSpendResponse404Headers the declared response headers of an HTTP 404 response for GetAgentSpend
+type GetAgentSpendResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentSpendResponse429Headers the declared response headers of an HTTP 429 response for GetAgentSpend
+type GetAgentSpendResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetAgentSpendResponse500Headers the declared response headers of an HTTP 500 response for GetAgentSpend
+type GetAgentSpendResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAgentSpendResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentSpendEnvelope
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAgentSpendResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAgentSpendResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAgentSpendResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetAgentSpendResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentSpendResponse) GetJSON200() *AgentSpendEnvelope {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAgentSpendResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAgentSpendResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAgentSpendResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAgentSpendResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentSpendResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentSpendResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentSpendResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentSpendResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListAgentToolsResponse200Headers the declared response headers of an HTTP 200 response for ListAgentTools
 type ListAgentToolsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -22668,6 +23166,24 @@ func (r TestWebhookResponse) ContentType() string {
 	return ""
 }
 
+// GetAccountWithResponse Get Account
+//
+// The caller's account: its tier and limits as the operator set them,
+// and its monthly budget (set by the operator with `agentd accounts
+// create|update --monthly-budget USD`; `monthly` null when unset)
+// with what its agents spent this UTC month. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /account (the `GetAccount` operationId).
+func (c *ClientWithResponses) GetAccountWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAccountResponse, error) {
+	rsp, err := c.GetAccount(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountResponse(rsp)
+}
+
 // ListAgentsWithResponse List Agents
 //
 // Lists the caller's agents, a page at a time. Ties in the sort order are
@@ -23668,6 +24184,26 @@ func (c *ClientWithResponses) UpdateScheduleWithResponse(ctx context.Context, ag
 	return ParseUpdateScheduleResponse(rsp)
 }
 
+// GetAgentSpendWithResponse Agent Spend
+//
+// What the agent's replies cost in the current UTC day and month,
+// against its budgets (`settings.budget`; `limitUsd` null when
+// unset), with when each window resets. The figures are the
+// database's as of the request, the ones every replica checks a
+// budget against; they sum each reply's own provider calls, as
+// analytics do. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /agents/{agentId}/spend (the `GetAgentSpend` operationId).
+func (c *ClientWithResponses) GetAgentSpendWithResponse(ctx context.Context, agentId AgentId, reqEditors ...RequestEditorFn) (*GetAgentSpendResponse, error) {
+	rsp, err := c.GetAgentSpend(ctx, agentId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentSpendResponse(rsp)
+}
+
 // ListAgentToolsWithResponse List Tools
 //
 // The tools the agent's next turn would offer the model: its action
@@ -24164,6 +24700,198 @@ func (c *ClientWithResponses) TestWebhookWithResponse(ctx context.Context, webho
 		return nil, err
 	}
 	return ParseTestWebhookResponse(rsp)
+}
+
+// ParseGetAccountResponse parses an HTTP response from a GetAccountWithResponse call
+func ParseGetAccountResponse(rsp *http.Response) (*GetAccountResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AccountEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAccountResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListAgentsResponse parses an HTTP response from a ListAgentsWithResponse call
@@ -37861,6 +38589,250 @@ func ParseUpdateScheduleResponse(rsp *http.Response) (*UpdateScheduleResponse, e
 	return response, nil
 }
 
+// ParseGetAgentSpendResponse parses an HTTP response from a GetAgentSpendWithResponse call
+func ParseGetAgentSpendResponse(rsp *http.Response) (*GetAgentSpendResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentSpendResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentSpendEnvelope
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAgentSpendResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAgentSpendResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAgentSpendResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetAgentSpendResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListAgentToolsResponse parses an HTTP response from a ListAgentToolsWithResponse call
 func ParseListAgentToolsResponse(rsp *http.Response) (*ListAgentToolsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -43453,6 +44425,9 @@ func ParseTestWebhookResponse(rsp *http.Response) (*TestWebhookResponse, error) 
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetAccount Get Account
+	// (GET /account)
+	GetAccount(ctx echo.Context) error
 	// ListAgents List Agents
 	// (GET /agents)
 	ListAgents(ctx echo.Context, params ListAgentsParams) error
@@ -43561,6 +44536,9 @@ type ServerInterface interface {
 	// UpdateSchedule Update Schedule
 	// (PATCH /agents/{agentId}/schedules/{scheduleId})
 	UpdateSchedule(ctx echo.Context, agentId AgentId, scheduleId ScheduleId) error
+	// GetAgentSpend Agent Spend
+	// (GET /agents/{agentId}/spend)
+	GetAgentSpend(ctx echo.Context, agentId AgentId) error
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx echo.Context, agentId AgentId) error
@@ -43614,6 +44592,15 @@ type ServerInterface interface {
 // ServerInterfaceWrapper converts echo contexts to parameters.
 type ServerInterfaceWrapper struct {
 	Handler ServerInterface
+}
+
+// GetAccount converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAccount(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAccount(ctx)
+	return err
 }
 
 // ListAgents converts echo context to params.
@@ -44803,6 +45790,22 @@ func (w *ServerInterfaceWrapper) UpdateSchedule(ctx echo.Context) error {
 	return err
 }
 
+// GetAgentSpend converts echo context to params.
+func (w *ServerInterfaceWrapper) GetAgentSpend(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "agentId" -------------
+	var agentId AgentId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "agentId", ctx.Param("agentId"), &agentId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter agentId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetAgentSpend(ctx, agentId)
+	return err
+}
+
 // ListAgentTools converts echo context to params.
 func (w *ServerInterfaceWrapper) ListAgentTools(ctx echo.Context) error {
 	var err error
@@ -45242,6 +46245,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/conversations/:conversationId/messages", wrapper.ListConversationMessages, options.OperationMiddlewares["listConversationMessages"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/export", wrapper.ExportAgent, options.OperationMiddlewares["exportAgent"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/analytics", wrapper.GetAgentAnalytics, options.OperationMiddlewares["getAgentAnalytics"]...)
+	router.GET(options.BaseURL+"/agents/:agentId/spend", wrapper.GetAgentSpend, options.OperationMiddlewares["getAgentSpend"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/tools", wrapper.ListAgentTools, options.OperationMiddlewares["listAgentTools"]...)
 	router.DELETE(options.BaseURL+"/agents/:agentId/memories", wrapper.ForgetUser, options.OperationMiddlewares["forgetUser"]...)
 	router.GET(options.BaseURL+"/agents/:agentId/memories", wrapper.ListMemories, options.OperationMiddlewares["listMemories"]...)
@@ -45271,6 +46275,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.PATCH(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.UpdateSchedule, options.OperationMiddlewares["updateSchedule"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
 	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
+	router.GET(options.BaseURL+"/account", wrapper.GetAccount, options.OperationMiddlewares["getAccount"]...)
 	router.GET(options.BaseURL+"/models/prices", wrapper.ListModelPrices, options.OperationMiddlewares["listModelPrices"]...)
 	router.GET(options.BaseURL+"/models", wrapper.ListModels, options.OperationMiddlewares["listModels"]...)
 
@@ -45785,6 +46790,138 @@ type WebhookNotFoundJSONResponse struct {
 	Body ErrorEnvelope
 
 	Headers WebhookNotFoundResponseHeaders
+}
+
+type GetAccountRequestObject struct {
+}
+
+type GetAccountResponseObject interface {
+	VisitGetAccountResponse(w http.ResponseWriter) error
+}
+
+type GetAccount200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAccount200JSONResponse struct {
+	Body    AccountEnvelope
+	Headers GetAccount200ResponseHeaders
+}
+
+func (response GetAccount200JSONResponse) VisitGetAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccount401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAccount401JSONResponse) VisitGetAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccount429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetAccount429JSONResponse) VisitGetAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAccount500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAccount500JSONResponse) VisitGetAccountResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
 }
 
 type ListAgentsRequestObject struct {
@@ -55061,6 +56198,171 @@ func (response UpdateSchedule500JSONResponse) VisitUpdateScheduleResponse(w http
 	return err
 }
 
+type GetAgentSpendRequestObject struct {
+	AgentId AgentId `json:"agentId"`
+}
+
+type GetAgentSpendResponseObject interface {
+	VisitGetAgentSpendResponse(w http.ResponseWriter) error
+}
+
+type GetAgentSpend200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetAgentSpend200JSONResponse struct {
+	Body    AgentSpendEnvelope
+	Headers GetAgentSpend200ResponseHeaders
+}
+
+func (response GetAgentSpend200JSONResponse) VisitGetAgentSpendResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentSpend401JSONResponse struct{ UnauthorizedJSONResponse }
+
+func (response GetAgentSpend401JSONResponse) VisitGetAgentSpendResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentSpend404JSONResponse struct{ NotFoundJSONResponse }
+
+func (response GetAgentSpend404JSONResponse) VisitGetAgentSpendResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentSpend429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetAgentSpend429JSONResponse) VisitGetAgentSpendResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetAgentSpend500JSONResponse struct{ InternalErrorJSONResponse }
+
+func (response GetAgentSpend500JSONResponse) VisitGetAgentSpendResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListAgentToolsRequestObject struct {
 	AgentId AgentId `json:"agentId"`
 }
@@ -58835,6 +60137,9 @@ func (response TestWebhook500JSONResponse) VisitTestWebhookResponse(w http.Respo
 
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
+	// GetAccount Get Account
+	// (GET /account)
+	GetAccount(ctx context.Context, request GetAccountRequestObject) (GetAccountResponseObject, error)
 	// ListAgents List Agents
 	// (GET /agents)
 	ListAgents(ctx context.Context, request ListAgentsRequestObject) (ListAgentsResponseObject, error)
@@ -58943,6 +60248,9 @@ type StrictServerInterface interface {
 	// UpdateSchedule Update Schedule
 	// (PATCH /agents/{agentId}/schedules/{scheduleId})
 	UpdateSchedule(ctx context.Context, request UpdateScheduleRequestObject) (UpdateScheduleResponseObject, error)
+	// GetAgentSpend Agent Spend
+	// (GET /agents/{agentId}/spend)
+	GetAgentSpend(ctx context.Context, request GetAgentSpendRequestObject) (GetAgentSpendResponseObject, error)
 	// ListAgentTools List Tools
 	// (GET /agents/{agentId}/tools)
 	ListAgentTools(ctx context.Context, request ListAgentToolsRequestObject) (ListAgentToolsResponseObject, error)
@@ -59003,6 +60311,29 @@ func NewStrictHandler(ssi StrictServerInterface, middlewares []StrictMiddlewareF
 type strictHandler struct {
 	ssi         StrictServerInterface
 	middlewares []StrictMiddlewareFunc
+}
+
+// GetAccount operation middleware
+func (sh *strictHandler) GetAccount(ctx echo.Context) error {
+	var request GetAccountRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAccount(ctx.Request().Context(), request.(GetAccountRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAccount")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAccountResponseObject); ok {
+		return validResponse.VisitGetAccountResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
 }
 
 // ListAgents operation middleware
@@ -60194,6 +61525,31 @@ func (sh *strictHandler) UpdateSchedule(ctx echo.Context, agentId AgentId, sched
 	return nil
 }
 
+// GetAgentSpend operation middleware
+func (sh *strictHandler) GetAgentSpend(ctx echo.Context, agentId AgentId) error {
+	var request GetAgentSpendRequestObject
+
+	request.AgentId = agentId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetAgentSpend(ctx.Request().Context(), request.(GetAgentSpendRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetAgentSpend")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetAgentSpendResponseObject); ok {
+		return validResponse.VisitGetAgentSpendResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListAgentTools operation middleware
 func (sh *strictHandler) ListAgentTools(ctx echo.Context, agentId AgentId) error {
 	var request ListAgentToolsRequestObject
@@ -60686,714 +62042,733 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P17c+O2liiKfxWUfnOq7T20WnY/krbr1NmKrU68036MLSeTiXpMmIQkxBSgEKDd2n3836/u/f9+xPtJ",
-	"bmEBIEESlChbTtL79NTUTlvEc2FhYb3X507EZ3POCJOis/+5Qz7h2Twh8O8TIgSekAsyTxbqb5HNZjhd",
-	"dPY7wylBeEKYfCFQCp+Dzh1OMqKaxVhi9V9ocBx39vW/rnu7v8Wv7r6dvf5979M3t+/u38i3aW/xT3wT",
-	"dYLOTM8FzWdiYhrf7N1+m76evWXfznu/74nX8u3dPTSW2M4ScSGvRNzZ73V7vV7vXdChbJ7JIb8lTHT2",
-	"d/d6QWfGY5J09juTudx50327I0ma4k7Q4Zl0mr7qBZ2UiDlnggzpjKjOr1533wQdCS2uBIk7+7tveg9F",
-	"u85+5wSnt0QKlHB+i6Ipn88XB2hKUoKoQFN+j45RSnCM5JTMup2gk3I+g22qf1y/fvO2E3QknREh8Wze",
-	"2e/s9fbe7uzu7uztDnd7+73efm+3+/rN2//qBJ1MkBS6qn9c7+696jwEHZFFERGisy/TjDw8BMWx/Z4R",
-	"IY9oSiJZPr4+iuFXZKCOtuSUoIizO5IKLClnau3qNzXRC7HtHq8kn6RCAZIkaEYQRr/xW9L1r662mmN2",
-	"wfmsuhq7DMoQRgosAbqncoqoFGieYDnm6UwtD6Z2lmJ/Uv+cYsbgkGWKY8omO9EUq8a2f2e/E1MR8TRW",
-	"QPMegt7Yz1MsUczRgmdITim7RfiGZxLAEWVpSphEMzjz/9Vy05cyJXimkKd6hwSeEbv7AGaA24SE7eFs",
-	"1rdk3U4f/XNsQK/8iDNSWbu6EIjcKaoB62YoVo3y5XZovI92R0zd0n30edSRizkZdfZHHSFxKkedYFRc",
-	"efh9+aUfdR5GbMTUqHu+UeGGwqiAE0zCrz9PFyimsdP5VfvOGl5TGt0S1u12nUFe+wZR+3/EtqCDpmaj",
-	"zv7nkUNrRp39vV4wcunZSNGkYFQiXKPO/rewdKCDI0sId98FoxI5G3X23+zudV+pGRU9hOWVKOKo8wB7",
-	"7FQR4D2miQ995ym/ozFJ0RgaIDyWJAW4acREcNguGn9ReEHSlKfQ2fxLnU/EY/21//3gdHh9ddr/qX/8",
-	"of/dh4G7eN1CPXuKkjIuEb7DNME3CelCu5hITBOhxxQSy0xU5kwJFpzBjyfqvApop1gSlNAZlYh8igiJ",
-	"Fa48NJzdBRFZjfaYH82BwT1Ge5VT+npVWl2Vh6AzJTgmKbBMcOTx8YTxVMM8JiJK6Vy9qebSzMjshqQC",
-	"8bEh+PBGwL8xE/ckRVR3N69yQjWfJTlPBMIsVq/GPKFsYofaDlDEZzO8I8gcK+SIA/WU2pF5GpP0AOEb",
-	"oY75XhFrxhlB91ioZ1tEUzLDDu+n3lA1VwBTXkdTTiP1OpHZnKRYZqmi8+owO/vqAaJsAlAYDPHEv+OU",
-	"CJ6lEXkhkGIwFHuB1U4QYZLKBZJ4coCoRDN+R4R++ckdSRdIPeoTgr4nEokpvxdoC7Oc75wRmdJIICxo",
-	"TLa76JKwWI1yg6Nbtf3j8c4JltEU8VT9+5Qzon9o2vSo882o493aBZbkg7pvO/C/9V0eD4bvEXApfIz+",
-	"c6fSXk2YT/O2585u5qJMkglJK5NdkBmmTC2i/YR5n9Kk68wpiGeDlyTiLBYoY5ImgKs3lCk2S9OhF+rY",
-	"WMzv1VkTKUqTv95bNTuR6WKnr2hR88ySo3usjpeMeapwSqaL6jbLM80oo7Ns1tnfDXyz1o6pPvcJ/qRG",
-	"sDdJoDlJ0YyyTBJ7fUtgWO+gvcdWX8SFnTwhY6kQ2+XjDNRXLubNu7UW48WBK0Y/ISWpoC2hD2UbYUVQ",
-	"aDRdEyV2v3n3Zu/Nm70VMHoIOoqgzYi05HWv/5OmIH5K09/rq2dS8ognOa2pENqtcLfbCwNFFsJe91V4",
-	"oKnhjGAmUK/7KlDESWruRg8k8EJsl9bf2e32OkrS7Owb6t8JOgwrmVGtcccusoSO+NMHwiZy2tnffeuj",
-	"Mn0rL/t2ZqkejRXRHFOSBijUcvUo6/VeRTSG/5KwvNAWojfsYo7ltNiDFd2VoPt7RuEt0zKGdz97vZ5v",
-	"Q4eOQHkcn6sZvHtzBc/qFtW35TuEFkvVBZ4NRqWlPXGfRySh6r1qOrvYfK/u7X4aL9+aaqB3Fu/ivZtX",
-	"0ev4DXk7/mby7fTdb7f+ncXFYp62q+OYzOZcEhYtfiQLH3G8JaJ0swQeE0WngTbvK1GezImiEOpFl1bc",
-	"vSUL4GLklIwY/HLD4wU0ogztvUZTnqUiQOOUz4peOIp4xmRgeCQ98ZimQo6YYZvwBFOGtjQzDVOogbdh",
-	"ZCX/xlwRJ9Xvnqe3SN7TiHSRFcNHTC0MlooZl1OS6nVRgV7v7aHw+Ghwcn42HJwe/nL94+CX64vB1eXg",
-	"KDxwtjmlCRmxfGFISJokKM2YgFF67+qjHJ9eX10Owi7qO4wgliNmJKpbQuYgP0wpmwRIcNCJAID1wHic",
-	"EjHtol0F+L03b9A8pUwqOWPE+peHx8eKiUpxpCjoQb4zA80XojgSKmBofs/UYqwCYsS0QoJqPR9eKKFB",
-	"t9TSP+IsIortmmKBCItJrCBixD+9FfjVQhaFIOGERugo7a87Yk1E1UHGHYWNfg7uzXjv5pvoHdmJUoIl",
-	"2bGqICwEFRIz2QlKiP/mTaC4hJwsq+dGSpKqFfz3r6PRp73ezmj06ZvBx3//Ny9jeDwGjrJ+OfpzBTUt",
-	"FgEPy5mCon2Jcn5YMc1a10YVKAnaUs/S38Lt/ZE+qnsqiIWPGUvY65PLCwK93t0bsfD8YnB4dnp0PDw+",
-	"O71+3z/+MDgKNYZHUxLd5v3MmnBKYE6ZYiZwpJa+7AgMP72Ce3bg+2Z3zw80xYs3AU5v6VXvtcYYxg15",
-	"UGJLG+Cp//IxwlWRCCVUSP3q/y2E17xpl4Wk8OStNokLksw0MznHE5Kv5feMpItiKcBGlZYQkzHOEgnC",
-	"rprdsLeKfq9gdk8K9Xod4pq50KpHeKNyFigErYy9rHwMF99c7gm+Uxe/63+GCn3+sleogOlqnX8B7Lev",
-	"q9e2DvlzPCH1vapfEcuU1GwemN0m6KuT8QN/dyW0L7Kl/E6a1dicNGPLWQHVYF0mJ82ezttcZOwS7tt7",
-	"mnjlszNF2OApUtQeReo9ASGFCnSPF03g1Ze4BOB/S8m4s9/5/70sLFIv9VfxMl9Gvih45Vcvyi5FcwWN",
-	"q4Gva61G91CruYymJM4S0sT+CfO9euYimi4/c9VAn/m4d/M6eht/S3rjvcnr6dvfvr2d+c9cFIt52sH/",
-	"TG6mnN82bepef66ztKs4WrOj6JvZ3u1r9nb+7e+9VGPxJ/+O7vOFPGVDjs2uUNRdsVwrm5uTGNBrPJ8n",
-	"NALx4OVvQoub+S4+ay2t7hKDzFfVBXcCq+EF0w2ochXPvFKRC5uU6cJoQ/a+CSxy7ptZH3JjqZrYr2Iu",
-	"2QXHOBHkoS1uD9QkA3ZHEj4nGnCV96K6V224wnYllClW4o6ADhKWDK8u2PLsxs2CI87GdJKlJO6i/Bmy",
-	"vYxyGpetDBnofsaZIMIazgQaq9Yo4jzZifk904pT2+2FQI6CKUAkEQS96iGxva+FCD3qC+B90ZveK8Mm",
-	"cWFnikE5AOw9inCaLlDojBhC+9Acd7c4vVADxuhKQH0ToJRnwA5nc3UxHM2xRxnlOybT42W1ebPisN0o",
-	"RRe/OrDtKKp5XaW3tLfTtEktt6x/vcMy3VrbkUrw8CrH2o8EMFEX6TscG23e08jN8elP/Q/HR9cXg/+4",
-	"GlwOy8RmTEkCXhSK1pybSwBkxRChWSYkuiGGU95HfE4YpkqyltOUz2kUoEnKfw/QhPNJQgLEkwTPcJnw",
-	"HLM7nNAYgcUILmBpvmelQJXtG2cBewPR/0SfEQAhQHrP6CFEDM+s9B9zqeQB9crkilMc6y4gQgD1sHrH",
-	"AIksmhqDBb8j6U7C2cTo3o5jLUr8y97jf+Xb6KonT7l8ryjz0+7l4dnpT4OLyz7I36dnw+v3Z1enRx33",
-	"3riTwhs4VtP+AQ92vhy0xbjBafvegk4AJwk8lkY3tK0ebf+G9Puqe0+xesr1eK5S9eu1+FKvhdVmb+ZK",
-	"HA0+HP80uPil4TrYyf6gq/Dz4Lsfzs5+9F0GI2YsvQ71zeirYPu6l8Hq4b9ehC/1Irzn6Q2NY8KefAMG",
-	"w8H1+cXZcHA4HByVubV5yiWJDHoSpqS32GXWYpIQSc7zVkp0EkQibvQaQIUPUJQQrGQszQqd94eHP2gj",
-	"hE9cfDHUenHUt3rxF2pYsxQSa80YzEw5e2ZW7vLq/fvjw2P1RJ0PLk6OLy+Pz04v0RbWXrO3ZKH2itF9",
-	"SiXZDlAVnCBclob5j6uzYR9tlfjB3zMucYBAmHv4yrN9sXeybJQ8ZlfiiZobv0Gu9EYVpjljyKQCVexR",
-	"cCuttU973zznpfGuOQBLZGmhxnYaVlYb1pZ7YEyKWuVCJSLG5WZCJGhutKXp67X5l7g2FyQTJN7svdHm",
-	"8NK9Gfouyj0WmgqDzs6Yow3a/qGXRi9Yq+jqFyRfpmEHEyxk7pvgWzvaKnkN8BT0C18fmi/2xjBJUoaT",
-	"QYH3j9fWDQcXp/0P14OLi7OLTlmLpmcxGu8ti0w0Rq/Ge/hdtP3M3Je7sgBhhjJGPs0NF6gV4wdwAWyI",
-	"ToTTlBIQc6hZvPiK5F8skoMS98Ti4yZ00ieDy8v+9wO/TtoEcJVV0Ur0vyGIzOZyURZXzMKQ6qZdkLT5",
-	"7w/RLpuNaM+TUC0B+KYZFQJ8sWC9itBLzlHCFRNVUUzDO6EfBQDA14vypV6UHxm/T0g8IZtRiv14evbz",
-	"h8HR94MGrVg+HYp5lM2UzP6XVxV79tSkJ7ab+sodfan34YTM+KY0xCeDk7NG/bCe6K+P/dVNNKH+DPbz",
-	"FfG/XMQHzDzkbJzQSG7QXPjd1eUvFa8hcN9b6fr3UJa563H8N5moOLanGfvLK6hGrKKhqpojFcC0+F7a",
-	"sLptWPVCmMXaG1/IFEsyAS1dmJLfSCTD3NCvWoJKL18aptLoJ+4xLIPP5yRGN4scfgbe24Hj9qMOy3Ez",
-	"wBKgDO7UX2/6l3vTN/XGgSzR+MhpMecLeOUq22h65sCVPHf7Mw7j4PQHkhJJ0S2Zf+X/vtzLwWOyCdXY",
-	"ydnRoNCLOW+fm7HnXSfoWGfOzn5Hu6u5WgSIqgfP2hDahyjmRHuYkk8UIuAhGUrM4bcpvoN4MiLAxEG1",
-	"3rn8hs7Kjrr5eIKkd0QrxKAFzHeAoinnghTvA3wbmxcGrsezXmkHjIGzuMLP2Lixlt65rYzdMn7PFHRS",
-	"ImlKYt0vyNubgw3AP66IxN3uovfgcauncZ1tK5ByHkhoCw8kEYjKqtOsOsrQZh1yXHf1lwPHxVhIvBAo",
-	"1E7G4VcS8oWSkM08rJXHrFN3dvhTHtVAvXQaXQubMY2bHtevSPzlIvEJj+mYNiV78UYratfrUqQh0MX4",
-	"wIY7VhDCplZZtkJo489V8hV5/pLIczYnrH+82UAkne4hc4arcjbYGzG0j1qFJgEP0NlnWZIUIVbqoU+v",
-	"TXBSa5Kqdw+E9cImU/QQ1tAdPkQvbdILZ4vh/kYCkH6G+B6bYAiiiQSCcKKmQKSgEgc0oXcmI8LXmJ+v",
-	"MT+lW76pyB+qLbbXhonvrAjJMQFy+wgMrWpaDDk2M1FosQyHQj4BG2JuuB1WdJwA59LUz3bhvfPAza98",
-	"CfcRNlE7hV0WbrpuB7ee8SK7qEAYhWrrYX3vByiErbsSimrvBgtthRYqv/Y+dlOekK+epF/4vXTDcb7L",
-	"xOJpt9NVRF/fqOEepZvfR4XKvyFnk+8h/vMvaG3/5mluUNAbaegeL4qMJibNVTjLEkklFreXRnkfutp7",
-	"sAYsWQieq7caJ9fWY8QsxLR8IWD+e6x4Ah08HJOI6mxhDDgFyXkCcprQCVQswdDUwRgOvl7+L/rybyjA",
-	"gzKRjcc0ooovnZMUXiLORN0Ztn9+DAENuZIMVJGg8cq7GbUhFYhDuk2IwPBf+KLTs9316hTmHfZvONQ5",
-	"v0zURoSZ1gOyOGdEvl6YL/rCbNAp1jqPGsxd1yn2ryGKljeh0P+rA+3/gddiU9YwMJF4LsSzGKT20dPN",
-	"Zn+NW+iAzVUFvRBtzGBfr96Xf/U2Y0rSaMS4vAZzUcMNDFcl1PXdIqtttbpFyDpCS+afXO8Chu+/kExX",
-	"AUu4b34K/bv6atz6F7th53iRcBwPOf+A06cGicz1YNeS8+sEhnNvmdGQ6gg6bXUQaLf3+ts337xFNwup",
-	"5Ye/puqjtjPzFJX3gk7od1/vwxd9Hy4ydk4gz/3TrkKaseu5Gaj61KQZW6ECRBP1yHCWJ7d2eZp9LYRT",
-	"ibBEL+92XwJ9Fi9XPV0v04yJl8sn/qswfQ74rG4vYyimsX55WWwTikOabwT+GUfX5xdnPx0fDS6uh8cn",
-	"g7OrYeEFTODwkHX2xSxGUwxWOyoh7dc2lCgxYA9yhWVZL0i/vnZf9u0ecn6C2cLW3HjiFceSXIMN/dqx",
-	"oTvvXd3GHpQSMbzes5bkpmvnTvFMV686hb5+9a1p7V+xJVfYfCFQxJkuWhItUITnEGGfEhxNSXxQsaML",
-	"vBAm4bcpJvDVbv5/qN38iuFMTnlK//nUhBWWdcNzen1LFl7LOU9zM7JR1TfdO7UqwqSZ/9nunm+akinc",
-	"7MY8gda+4IYpz3Ay5ulMkRbj8KtozB2/JbBf8mmeR1RbkItsPuepJPEJiSkewo6fAvqsGPF6poa8BihW",
-	"0iKqwXfUZMgmKK1O89fl/v07dEUAatV1TDsWeLb2lW34AsnURsXj8/4vH876R9fDs7PrD/2L7wdri8fP",
-	"6OJcW1zwVcD9F8PlFJhNqg68KPn6BHSul6Opi7rGQdrUpImRoCzSBg1bvy0v5Agy1vPieH3FQanqjGeZ",
-	"4NddXuNBXrFHcbmmy9dr8YVei4uMvaeMiulT78PF1en1++PT48sfqllA8xIPalUJkSSuh6SlmfGdSlKC",
-	"4wUamzU964Vwlxzkaha7BFPvKw/j0tsIbS2xoubKV7z/MvF+M5Y1hUT+EK2L7I9Kgl5aQ1AEKmessMYt",
-	"i38GTWElyuur8++Xjdo/YyqfrMe3iPVz/3h4fPp9A103WSz8VD03GEOB47I/6h9yKczaCwK/bEVf6f2/",
-	"6KWwdcw2Q/QvD38YHF19aMp5YSf76ye9qG+kKeuFrb329V34Uq/ARs0/F/3h4PrD8cnx8Hrwn4eDwVGV",
-	"63cLvb3ee2hpGkqwfOb6Sp6FB17bzpykOzZastG689V283+c7WZzVpur0/7V8Iezi+P/quiOlplsnvFq",
-	"uOsJNmFz2by15er08ur8/OxiODi6PhkcHfevh7+cDx5jbXlWOPoWGXy1l/yrkwZTVnYzPGatnFMJy81U",
-	"f1ZpKVAy2MpQX7PA/MvidI5Cuq7wXh8yehziOb6hCZWU2DpPc5Lav8gnCbpT0zSFe2Cs2TecJwQztcB5",
-	"JqanXNKxuRPC30zn1zOQqH5+yM3k/OY3EgEYi0WmDXlrDFeH0xjxMerv9dFut9fVidicfUSVXS67QV7I",
-	"wDWCuurHbJ7JEx7rgagkM3e3to5z4YCRpnjhdD/L5GP7O3v3tNdVqD0fBImylEoQFmhKZmqzpalXAOOy",
-	"3t+3PjuNEphnenM41jY6nJyXTqPlhHqkjg8xxC1NkrV2AUd6qbp5F295G4jpG+OIrD943tU3gbERLkHi",
-	"FwKF2TzGksR9Ceni6rXOi7Liv+rzLqOFfx/F5EH5HvhQ2ounObw/LrmjxfZrVGSecskjnnxHc3/kisfK",
-	"Py7PTi/OD33bDvLuPzXBMNzt9kKItO91X/nHyNLEczkqIFWNgtpq6wtYBgaNYrUl9hGAsIg9SeMDfe4x",
-	"SqiQAoXRFEtdiptB3q05SVE0xSmOIKuPrqq3RaUA222AnAnAy9fwH2K7Tv5W0Q7bdT2KRGNvM/pIAtlI",
-	"wPhjSabEk7V6VNCBxra4f/WawcBNWJBKOsY65Xb5FLD5cuyH26pDmhGJYyxxM2WVaUY8i2oE7Byn6z0F",
-	"5ziVK8HmbNNO0QCqwZ26MMAU1G/MJXjS74BgRVRDsY9Ctf99NMp6vVdRf6//D8HZxTyyznBIkRH4SEKU",
-	"UEZEgAiOpmjMk4Tfm9zY6CbB7Ba+HyCMwn00p2wSoojPZmaydIF23+TJsXRB/XtthKlTl6DzaQcWuNOO",
-	"Q6+vG0DY3+t/T+QQi1snAVP9rQC/QqHoSGiah2jL8D2emz+lQvJ08YGwiZxCwlrK6CybdfZ7jluiJBOt",
-	"7Gm40pIwrAWf5QSUxk1H/cNweN7P5LTyttfuyA3BKUnf83SG5aNuicgHXr5U065hueaA8ljpKjFXiLZz",
-	"cX6oQ/91mtndbg/NiJzyWGhEDXUmpwSCK8cjFuo69d10HnVh5GM25iHSEwu0FTrZZfXT8EKY3AJKjtQF",
-	"3kcMCxRWzARhkGs6zVP1QhT14MNh/9KR98KDEQstMQnBIGYrkGLIgU3ZRGwfgDWt132V7wkzs1QQEkcs",
-	"VIsK8wATa2uDTPIV7hukYB82l+EI2+x2fIhpCV+FRsg0i2SWkjjfwpYgBOEbfke2y+mSVyEELLJovxwx",
-	"Gq+ogxp73V6ew9g8++qeFidUNL3RrAZk8BkxHUMEsVGQ34tKQZIx2sJa4wQ5+21Maz7DhEiFbHbIETMJ",
-	"BVUrNTUxKoFt3wHpa4/Z4mzc2f/1c4dlicnxWHpS8luWw5Jlsxt1QB8Db07RPB/GFjaIhcBEq7ttB4hE",
-	"U14UL7TFOx+Czm+Cs3QeeQCc3ENa5b1uz8/paXT1MImXhNkKYmGA4M9LK5Da34GJrNNVdb3g0kCrl4Kw",
-	"WA2R/w3D6M4Si1vxckKk6d7rvjIg9z2/WD+7BeRXikb5HiwKqtNY0avyrrTo8YFMcLQwM6lJz/VaW3dV",
-	"8/1HRtKF7VjDkD5D3g0pKNbWDMTIIbBQArB5nWYM71JyusYZOGlWyIBFvByRaoRAvfcTvmN+BCXvBb63",
-	"tekqZMI88KvphOFg2hGKQOvpCIWkGWFKRJZIjX/a17/OCOQqyXasiX75co7gmUjDC4FofIDUmCaOyiEb",
-	"Ec+S2BbdU8TwiYRBQ+nx183yaquvgMK4Nu00+Vln5AKj12t9CR4vV6BeAK57ve5WpikNUDvYEoXdNzfU",
-	"A8KDgsTaVuqPgxEDZh14aWBwvSQ6H7gEPJ38rtd9NWKGROyXSISaQAfDQl7RGumWtrf2DYKWVpBBWi1j",
-	"pBBFzJuJRjMHrNextjqz131lbvtut/dCoNCj4gnzjDmKREYJVevUfMKYyGhq6+3zTKKwv9ffMYqM8Kui",
-	"tKxnImOSpiQeppgJBeTNa6p63VdN9MkqUEu7bVKhrqEEqeLi8yluNYr/K6pv/erDklp3Y9rashbyp1x3",
-	"+9xaXEOg/oXVV3qHG1ZilVhQH6NnMy8UBB1thbeUxTpTrPkcepQ3YHD+ZAA+w5+sFmd371sP/VBDNkAe",
-	"ZjiON3suGwV/0Em5tp23GuRCNQYNr7j17qtynAAbFxJmvnXO1hGDVmnmSoKiriBUZTgK4dB37JDsH9u7",
-	"VLmHUUTmksSPfiBvEh7dNlhhg3U1hlXT7yEsfk1k8r0RjuJmHWH1CShdwZkVmiAHmz2XXqFViYWTPIkR",
-	"hp9vFsjc/y1drjtA4ZgmRvsAWjmfDecxd1QNu3anJYTkkaQCyqm3u6RLoX1haARhCh9/7WSCpJ1AFxNx",
-	"ehYrbmJK/kC9s11VjRWcSjlvYeeFr0uhAuKgBwcVcWx6ddQ3H5bZd+8RhD3nHDwkp/SS1QBkSM76Uzp3",
-	"vqVxcvO4bUNn1pbGmx4pMDsWAMtnWIkDPindgxbjFE9mTh5EqIGpxGIfnlh82NEysBdl5nPCGhyDsMNN",
-	"ro1Ey5Gm8SQTLOThNGO3/iU9noitx2uY5uWjzOGx8jBd5ekqdsOrc34mU+Bm3tZVahJ7S0rUXmQ3Myol",
-	"JKe65+mtNr6Cu8FOPnjghCYrSYlFJIF/jnWiALWO3yDttTqOTE7drsYJevlT4tzg2jPyBKZF2O2uRUY0",
-	"7aMzIiSezVX3sXnDFMNAdtSnlU+MnrrVgZSViD43F60/MyqzhtdHN7I05UCxPwwnISIsNnWpgEteJRLV",
-	"zgiG8V/7vxTh3wwxMQuw2244v3aSadXogHa7vdxByVoiBVQgAt5WPFVaBc9SYX1F2wsvfxVhtlGMJWOS",
-	"EhaRIRzZmrtrKQSvK/6uK/f6pZozRnK5BhfIk+aKcqOo5ozoZ8nINim+V//J0sSRcJoFnKqZcAHmL10t",
-	"rGuFmkal0MwNTtkcfqT4vkRcbxaS+JS4DZLOEgdEH/yrcs7F2YfB9dXl4KIT6H+D/0fTM+Vz2K29VOLp",
-	"brow5wcqpEfH27CxVWKYkon8bkIrFtPgX9S8jtwqdVjVtpTx7wd+jyS3rgkoLHFRIbrhmX2z1GV8IfIW",
-	"ofFqGDHdF231UELwna7ZxjO5feA4PSCszZdFqaecNR+xrTAlMkvZ8QywW5JkkWc1n3LGs5TE2wdonomp",
-	"+q1ww0c4hcDlURG85XP/eLJGaU3WsrYb/5OtAHr+XOolvzPFKk7btXBqvZ7fjWSJR15Nu9feBl1G1bV0",
-	"ZE/XjrX3AlyhOPMZ1RuXAsFPfg8CkSWydig5z2Luk75dUFARVB7qPGaUuVPsBo9m4l39g1HCtHINaELI",
-	"sj/AekBRr/MK03mAyCccyWRhn2hFa2ZkdkNS0QYwuKRgaLlbr+/AI1FXOBJIy+l9ng+bOiz7/NWescT8",
-	"uobjuW8Kv2JPHbRlviR3SgqDd4MURqFTkCAUUkfrdw2Ea8QwUrLhjuCpxDcJAUccGMt6PYQwToimPDEv",
-	"nB4YqpCOWPHOqU+lQq3WJRTaex+cx2gZ/1D94vqaxeeXI5eoDulqPeFTNYQHUK2SGBFe7cUk/1YtxjQV",
-	"MkBhrnsLEdfeXOqXZ9MZttcW/tlKwUdpA0taMJ92/4XOZUQOCn9x0AUC36fdvi+H/eHg+uezix+PT7+3",
-	"4UXup8Ozk/MPg+HgSAtnzhedVxKeTCuIOF8vr747OR4OId1Bfabyj/kc5Z/zVJtu0/7p4aD26/Hp+dXw",
-	"+mLwH1fHF9VvF4N/DA5rY/evhj8UHRokpc2o8h6hxPvj1HeNirt19Gp/LG174q1aRgYjv0l9nfi4ZRsp",
-	"i8RTzOKE+OJHGNLWP7hx6l8iRFcXH9AM35qivSbcD+v6vkXZvAizEYtwkuwjjASdMBKj8PzschiirUuJ",
-	"WYzTGJmEAgKZeHAbsCGIlJRNRFeQKCVSdPuHkED2cnB4MRiG2gVXELmN7qdcELT36VOe5AIkWc10d1Gf",
-	"LZAu2Ge8+rcwQ4OE/hOfXUIQBzJ731Zd1eOrS5WMmLM3IRWDPk/5bC51WXe/m/wy/x88I9KkIViGl2Xw",
-	"gzoJFAQYbYVq2H0T2RIGCEs040Ki3bfox++27QuoTuGFGDGcTjIIoD5A+AZC02YEM4HCz+4wASrQax99",
-	"BgvF/oiZNnoDDw8PYWnDjq5JY7jom+LQPuqvUMApzwYAdctEz0kqOHshinrRN2TMU4KoRGnGBNoyHmII",
-	"hIltxw7tRuSvdGHLb0bzdftQZYaXkoLIyrZVtguc9NY7aCUn3k95YhjkLvqOCBqbG2bkHgjPInGgAGNL",
-	"nkIE4Ijlwbc7Y5rYDjrUFkIEjbUIST7fScgdSWwTKiGv1ITeEebXt+RJElbDwlITHCuw0rt1qRCe0wGL",
-	"55z6eL0L0MTowMjDlGBJUF/XyGOK46MTBlfXEAYm0Q2ObrtgRMPxGUsWTWEAnRvKV68TS9BO2qUaz+VV",
-	"/Q6hWd4Jlh33NW4kSQvP/mH+4D58rG4FXD0SIsl5yiWJKk+CwzJOOE7E2lvUwsNK6CnESki8mv340Ta0",
-	"EyQ8JeshyIzMjHC0rM+JblVI7oOWb+JJpXkxwpDM5gmWrYco2muWJKWRaH/oJ6aD98h1NUsv66O+nJvK",
-	"rCsXWmpse1+aZ7dV77zx0pcPqDtOjLf4skHPnaaqZ5JNKGsvd59Dex89nnMhB4/ii2yw0/cZjQmEaa/q",
-	"f1HvAY7r7eDqgrQlQwre5jk7qjtdQHRunYb+PF04ShgqEGU2DOsAzVMiLD01geShk43WCddaSROEXKw2",
-	"Dh7aN+sSWqtuCyHJzK/Z1t9yHmxKnIQTQuJUatYRbVmuaK8X9Hq9opVONuEYe/d6vV7PaxdreddLl1zy",
-	"ubnj7bErz6GysfcgEyS1V7G81WB1PHyeQSK31quXsXyFXXpvH5biNXQQvUqOgrwMr73XntfLfSJd8BQ0",
-	"9BEhjgrXv8sUj7+mmvrnKZZWR39LyBzsKnlp3hvDoClGNkeyfURn2nhVY1MKDVR++8xmG/2fWpM+vb1D",
-	"zu5IKgqTC/50rHvvupiek8XSy73GPPlDXpvE5wMx4yldI8ZFT+E84aVN9FqpoyHSC2DrGMva8+J9c8SB",
-	"jgDXbHkuMuZUR3HaXXRlOGvLo+OU5FKkAEa0+ycz1YDArZ4Rc0vascTfUQ5hPI/mhn28a/UCEgbq2wAd",
-	"QWNzlaAsK9Sd98mCj+V3vzKyKxlZy3quZA1PsQ6nezxLmuPWZvjSlbhvV/xH86vFPnNCt+cjpF8qD/uV",
-	"EWzDCD6abYNej2SK9BMZe8K2lulhPt9gQa6zNHmwNbB1jitdCZvGOqmVTztaUn+0ZHKtGiLPWNtZVXF7",
-	"Lb3sI2SsNnyzy8W6wPy4nFuJ82S4dbW/MWmsXKY9VDct7+dV+lLb0iQvWrlMv2FmudnFsNgVTLOa0tXg",
-	"z2YznHqiXysBVY6907VVtUY3GwG1rIMxWgAYwH/TGwjlrmAVYDV7E/vMPfDhUXemKbp2nVQDS/MM2qWt",
-	"SEXlbHADCG5B9SwIbpe5WQRvYx+0Db90TN7ACT/P0Q4+2TQZa0mCfrkvz1FizJOBEvbK4j44qgpEffLf",
-	"Y0SyNTnZDfIJGnIbOFhzBM9yvH7vNs2htDfplV4aDxOOJ5S18oY9L1p6b7rolEZbuq0NQN4ympuH+0ku",
-	"ybYlfOACkSuqjhvSC7ltHK2ZwHckhkyDrPt8POaMzAyHebN3+236evaWfTvv/b4nXsu3d/fejDhQyrad",
-	"QH+p2y4NwRAk9UGmry35YDg3WqqdexqDxZeni9Uh2vCA27MxC8hX74Kv8cBPDR0qL2wXSY52S2KW1Xim",
-	"dDYDxwuIltMJI6MpiW5NLIL6TmKUgNCzbZx784gsnzcU3FKeyveUJAZI4CDQ2S9x3h5trroHmkALJLiS",
-	"FW8WrtOY273M1H9sXEguQthBMKjpIN4z/6fOabdikENd1fiP4D6CzjjlszWNS2krsxJhkqQk1nlSDxCZ",
-	"zaVxwbmngnhvreRPEcEKdIY9wXD5Yr90fkrvWWuJ/PoQaEAEwiadGprhBRJEHliTnfGJMnfvhVBXVRDp",
-	"4n0dZZtR1TyPdb+8QgncUv+F5ZinM6+T9BPIuN8u/gwW801qFSrGwJZbXlcXUbKoNZjn7DE2YuSQ82R9",
-	"v8TmlPnjMUmJ560DipbHl0nOE4HmWGid39vXCt+1Z9nYxIR4ir2U3O6WAfUfl2enZ4UvKNwU/307OTy3",
-	"r5g2B4azaB7C+rqP5wwUUC1f4Hdmy9/oslebs8UClkvPTmerz/OFl4+xIPGepH8WKCt8fHW7pRQ4X4yv",
-	"kI9a2Zo8e3VfvlgIO9h6o64uvQDDBXbZy3e7AVZeQ+1ZeHntdv1Im+kCiexGkDwSw1aKMYbRAM2TLM+n",
-	"EHbRAEfT3OfEeCOmZJ7giNjECmBF5cx4Rv7JdtSvJtGvJtGvJtGvJtE/3K0vB8dXY+ozGFMfoxDV76TH",
-	"WhOBAO/JgqWukrAvo3UV0pErkCwE6Z5AvJ9c1erLkEtcWcTCbQVnsgnzkT27Z2Sg/lz7aOBi4SPLielp",
-	"l5/Ll6JEYThZSENEysBtowEr6xeYJKmJclp6IHbOY9tBi0/r+EHmY3yXRbfEG0m+WmtWBj2XLXjAfN6h",
-	"bl6Fvatiy+GRD55vc+lRmC15IjuFvBKxj+vFMg/vpgUlvYGBkOoXoKvLI7T1FqLIZjjRD1MRosqzm8Tx",
-	"SrElPwJH3KxnfzEcYsPX+ZueZQsUoMshsY3zwbO65sHdEiauBIn965CcJ4fYZKmvfq4H4KaOwV50SsMH",
-	"+RHkcHGHr2956TE/kVrnF3fjpLp2PR3l/ZRnKXRe+FWglevhi07O7VYeRsD10dbRkHfE1pRKFbH11xRr",
-	"fzPcsTZ1MSp8Y5YyU7IDCi7rMiVzI6SgMaZJljbsA+JLh4Bw9YGB0UVbmhndRhov3cQO1f3557Au55f4",
-	"zqdWPDGfrfd9acQA3SycEGaje+yfHzdNVdCH6iz6i1r+DZdTBMEC+wjX048UeVCgZDmS91yXiMlr7Zrg",
-	"hy4QWTtyqJsLRD6ZZ9pkECJxgDiLCNST9K9blyltOgedWwttmeyklLPHH0ZaIZBtZCzVVvGfYm3iV0FU",
-	"zhPQEQvHOjXDTXX71EiDJpx3h8IS6QytaCvkt/s6LDncDpwoW54o4ERJFpcUMs5sCg08Ex1RISmLJKAJ",
-	"iAhIzPntahrhT2wlOkGFItmZK3TfvZgV/Fj5KDiAq96+CgJ4qbEJHT8y0d/rcsjQnTTlZzEx8OspMy9c",
-	"NSRQghcCOfH0OkJOycWhmX4fdHJuivRigwptGmywhbbdEVTfrPb6NUMG+e6XAfbEW9IyZOSOpOE+Ylwn",
-	"bjBX25g2IED/AIU6N1m4b+LIOSMo5kS4tkMYSK0FmvpfTbOUlapl7xHbvABrMM9VnCopk96+BhcDG1a0",
-	"QhYqZvcBOVf5ehIfmGqqOu8NoA5EFCkY5j+hrSJYCKtPOyTRH1RveKo5Iy0CA3Pd7cpyaRUt70e1i3r8",
-	"2Hqhcv2Sv04AZb8hBA4eN85nx7HaOkkEgZ+0f4tJwqpTu9n3MomhiCJNfcmY3Ad3rXCyIqVgNZ5sCSYE",
-	"nbm1Ua/Sujm7d+3aeustNFGuy896EQA5SLzoWQnYW+/iNWnRVvjnWK8mN7Fyr5dDu7mr3/AJwzVvrnBA",
-	"W2NnJf+CCkdN5dQ8tguCU4F2333TQ5Kjd+/evVPP8NXwMNCYrNroeE/H/oK2Xvd66gJQNkFUVrjt5kxJ",
-	"Xrjt9VrA+7GYsxKwubf4lw7ZOU4lbUq33iaRtYZInst6CYJv7HRM8usVh9RUZkYIKiRuKDVzCKUGEhI7",
-	"R+ylsw1siwNOnz8SvGcg0bwQaJzgyYHOwZeXTdWlDlCUSeMevUKmd3OC27l9IKnu62kKiBqUNq2HqJhq",
-	"6i60SbKe5SOaYrlejzkXa/V48G9DHuaiokecnBPWP1ZyrFpft5AqbT15T+LhKaeRT6weOElhdaOSxWSF",
-	"YcxZ5iF0XuJ6Vp/7itFPSJCIs1iUSA9l8u3rTnNhkgrjraAQzebJTuhkH7Xlx/11wq2RuakKa0M/c0Zr",
-	"AaZwgsra5BQsd77S98Rn/skNbBa+jseZOW075ceVSNa35K1K/lbQPR8K1M0ClFExvS5ks/b7fw9dTfYV",
-	"UHfF5NNS1fJ641sNSU6RqpCG+YrBg8pmVkM2Tzza8g53I5NCdd2bfJbfYOsibFgDwAEEwz76bmfsttUF",
-	"f+QVhmcOz0Apo+ViWK4uNqHrwSy/xxu5qbDNP/G6tkSmpmsWk6TFG1wf7wj6PQRPuacwUOvL2nDJ9AYe",
-	"ecWO7O49uU2ZPyakDZ+6jEy2eLzrcKl7MmRJgjImaZLnTC6wP8/AbJP3Csnnpay86gcFo1W1+TvNuO6Q",
-	"ey8xakP6NZht7ZhlmsHy+TQG7DQUToS6MroKEaRsXJhSMwcmJ6nqJtBWSGd4AkH1YYBC0MVe4yymPK+3",
-	"GaBut7sN2WVMpsMnlGNc8mjV1Vi6OIE+yaDk2Wmq8Qlky5j5DnrFSRTlImRjlS5I2wqpeKxGzVwTDdjA",
-	"ONKUgK0A9RunJl8kI/fgs5UzXAB9YUF5gBQ6gh2LoZyFyI00MxzrwlO5EaCslluFy58f9Yg5KFp7xD7W",
-	"4LjybrQ4i0c5/uacgRoLFYMJy9R20Ynxd2JcmhSmaEpSgrYEns0TdbhjSpJYBCgEy4lCegbVmAy7c63f",
-	"afcS2Dow2oJmj9HFTn4PCYLB7w7h+TxZLFcnLg9BDEqKyYOC9oVK4g5zXDGhNozc5z9tFXl6y65zgFPk",
-	"k1ZkPAJFzHk1KjdX6DaXSBU0LqU6M5RdoT7ED+EITI9Vz783b1eqqgQeE7m4pjFhko7pagfYKsNifSgU",
-	"j1WK/POrpU3BImHMGjvgbA6lR3SRnKXcLFzzhsvt6I/0Yq75vJUzenlDuu7JmelqtEWPgUlVY2J4taXK",
-	"4aXYtNaz6LAt7RdeIf3LHBfXZ31yjqemUmsDibKUtYxLa5DI7evoFQM2wch5NIV2VS02aBbgWXwmpzwt",
-	"Vc3rojOWLCydg0JS+RMZFnablOBoWhBglxWIiVbDpZ3cGTmoKyq1HVnx0xmLWr5Ylw4dcLdyWbvt+7qW",
-	"3z7SyYp8w4C/IRTw0ymMQgQ8QwB+FGjMk4Tfa3YCo5sEs1v4HiDCYvWGaXuwnuTXo7PTwccQbaknT4dB",
-	"Y6YDYvV6tuuIEXQ+7cC3HY0DjyEkpmpQA5waiqiUqjHh+juu6VuAsOXz08DuyTr7BPn22hssfXqHVaZL",
-	"zWyAr0FeesrDDJWp6gpKViXw5atunDiuM39h0kvCYsWXFlIQoIFWaIRGUi70fGGma66ZBPdlbGnz2qwW",
-	"4a78Cw3Bd+ha+3zkEcEyS9kLodgu6woSHqBQO2DlbeHKF29k8Xuq7TTW8+uFQFDyjQgkMgjp53cm46mZ",
-	"RzvQbPW0JYBKRSN1slTwqMAIFuktRFeZvcEh0114k7tQAYYWsn55xMCzkMqQH1scUFNkKXiGFZ5KEie3",
-	"NvyCSqEp8HEcbpf5XGNvKeXLgE5QbwHGNKdtKo900UDr20yYHZ4R8D64sclKqwVx51hKkqpV/vev/z0a",
-	"fer1dkajT7vj0ejTN+OPf/s33xvnxLU9Jh68YGRfVRjXoJMx+ntGzGeT9/iQM0YaKqYYbrWFCd8M0Tcd",
-	"TC0mIJtrRqLbZ/HYI1HbfbpvZ0ToXZOnmG125vMyyf0MnRQp5hg996OlN0PJg2FJzgdqc4gDqpnyTpr2",
-	"wQ2PNEiJ3zohKGsRF+1CtVXJouIcTdWi6pW2m7Pj5Xu0SyodXxn+3utdQxzv7b7hVio1CGnLjtkF1cle",
-	"Q3yPG+DUIttL3nz54v/Q5CNPw0RvYNOTEaNII9KMIl9wIEyxfX+qrPXi4x2C2y5AfvWSnmitL29v47b6",
-	"CvJ4zLqmBZuEaAvCLCibgMPfPaYStFygwwTf6QhDPUx8SxCV28GIhTmtDAMUxlQUf4OL4HxO4n1r7TU5",
-	"WtTYFlVHLCUzfkfi7SBP+7LlUpfciYbKfXSDY+3RHSiyhOD3m8WIYabV0jDPARKEoFBjfritl6WYU7Wk",
-	"KCWgw8GJQDMqBGWTbV0/KNc/5vDQsqnejYKxs7k8MxL8DIP7xT7NupQc2So4wiNwzz1eMyayQaNfdQIt",
-	"Rg9W+qWZxTZlRmug6u0WQuNWMzcoLtpoHmy944qv09OclczCzlNyR8m9J+eHkHSGJYmHS3j3dasiVKDx",
-	"sIkKCDVEfNhAzYMywnhGLEK4PamzTBKVdWZqldgkV9VYuDs7K5cB0WsIaqe4GhOeTPNdrHoGmp8Dq7a+",
-	"5iDrzeb7aVhYyVG7Pd9VTXSopMY1Mx3eUhav4w79o2pvRClzFR8nTB36eWt/pNXTBKDV7tyVgBHOZwKU",
-	"GH5JR3EDa2czE0WitbofrU34mBKdTaAUV7iP7qdYoikWSCQ0RjzLbTj3lMX8vqgduVdJ55AXiwQBjnHW",
-	"kLCPyiYVMhjISlFuAXh6So6+9c6UOxOkYD4zUzpKiG+Xu9VWA6hSEsmSOqTxZJbnxgRELwkDJUR0j7WK",
-	"3asubWO67+WJu4XTb5WTStypd2u5rCcT5do+n4Ey53NsbrXPusyaCzio1srm0uWKtn/3K9qqpLYumSiq",
-	"FaItbAJxAiSmONWWDPBe4ww82ajchiK/MdygEG2p3+EeW/U13I1t17SjRgTeXXVp4tzz9W1I8Cwd2LOk",
-	"aLY53VZkaK7ubXOo+FwybD5BO89/JyOymKzJJ7iFuFvIGye2+bL4Ap3rrIgVY8li34ktwDayQNcVrkSk",
-	"61fIeqj506RtTkB6rF6o6V3LDQT3U47uUy4JorpC2f2Uz4p9mSBwsfq5c6MqXPnNXXlLNNr0xV4isv1Z",
-	"99vZ6eauuQu+57zt5w7fW8snmBJ1cVzzUcRnRKBxymelHMFzarU3qdZCJGSSYsgGc0/Vy+V9AI5a5DRc",
-	"oKPBh8FwcH1+cTYcHA4HR7m6CiOdFNFdCWHNmqIjklD1qNXTcs+1ob5j4ExiUD/pSH7/UHqrbqK99n5x",
-	"Idb+AleCpCLcR2YwxLIZSWlkDHOxgHr0hMl0oVj0mE6o1IRte8R4iqzyXqCtCAuyQ5kgTFBJ70iAMEoI",
-	"BueD8O+h9YLbPgBiOGKMsx0wxgTavCqnRBCTVwBc6Ey2CPX26we8oKxbeZ52zBhJoJw8QdqbYQyau21v",
-	"tfB4RsHAuUaxYze86GNQT4cAUCug5cIEiv8jEwOvSGFM2MLUmTfW0cJnU4HXDleWDhSiI4yOTqzdFIw1",
-	"B7mM9KZnBBJjc3zTewg67vGuHaUFMF0zPSaPSWoYXo39/mBGcIuIh/zoRKxocUJY7iBRb6aAfIEl+UBn",
-	"dJnUPVdyHmWZJBZw9gXScFVMpHuKI5aX89/tbR/ojM5U1jozLqcKsxXvaRKdyCkZsdzRkpm4cZ0aBZBx",
-	"hj/Rmbrsb43zo/5r15sto0YwwSqugV5h1X3yZ0P+5MgkW1h2sND1UDWElK8S09XIAH2OTNty+FD5YH7I",
-	"ZpjtpATHCkuQ83E1RwCLX17MqVi7Q1mPT3/qfzg+ur4Y/MfV4HLYCfJfTgaXl/3vB52gc3Xavxr+cHZx",
-	"/F+DI2hwefX+/fHh8eB0eH0+uDg5vrw8Pju97ASd6lNQbf0fV2fDfifo9L9Xf52eDa/fn12dqmaHZ6c/",
-	"DS4u+8Pjs9PSh58H3/1wdvZj6bejwYfjnwYXv5R+PBmcnFV++vH07OcPg6PvB5WGsLHSb+Xvwx/OjuBz",
-	"/8OHs59hG+f9Xz6c9Y+uh2dn1x/6FwYul1fn52cXw4GC1tFx/3r4y7n6cNEfDq4/HJ8cD68H/3k4GBwZ",
-	"SAwHF6f9D9eDi4uzCzXR2dGg+EvD5Oq0/1P/+EP/uw8DZ/NHx5fqF1jIxeDw7PToGAD1vn+sfz0+Gpyc",
-	"nw0Hp4e/XP84+OX6+PT66nLg+XAxuLqEHpfDi0H/5PrDGRz6xVUZ6urv98enx5c/DI6czz/3j4fHp9+b",
-	"X/rf9U+Pzk4HtfP77uryFzXF4Q+Do6sPg9rI54PTIz1M//z84uyn/gfAv+OLwZH3NS/doLWe8iOiWAdh",
-	"7fXqlhyUEnlqRiUlrnd73Zo/LqqVlEbnUvWZYznN09rhWLvEo63K1QJyWLlc214NXeKn2z9PaTRF8BHd",
-	"Y4GmVO6jMOIsytKUsGgR5hn3KdsZJ3QylSjC83XjUnX+LNc9DPLGAAsBvAXacjDXFrSxCZR4ilIiFVnS",
-	"A/m3OC/xlMuoZ40H1b3zFMyVtw3Wnq/bXah/Ib9nXPP9Hoda7evxQiBoBC6WuvyMdrO91yZ+nRmmFL4w",
-	"RtbaEqDc2KJaqU3FWaK4tDpd3G5Kw7XUi0dhQj19uJunSKaL/lj6oHWpI6KR5GDohkpoaiMXqs8OdEJT",
-	"ghUkBV4ItOUhbAeoRrhKAQgR5xAnEoP7jPE9rcr3tnRQ46MfdNKssd5UmjEbgXqPF2irRou2DywBODk8",
-	"h3uovVHh5godGaUGgfxgEw7qiaJehQIN2nLo1rb1DBDGL8DmGUJbNXq23WRVMBJOsxO6boO2auDdzhEu",
-	"zdgLoZdmibV/vkz4ouJ/4PdohtnC0K6ZUeQratgWPR+a+AxX0K7kAYCoW+1QfcNjT2gPsfzZSq6qInl7",
-	"w9/AwalFpopCLq8WfHK2dgf5ldt7roP/OWYopLH1X2eui7oSBEve7cv82QFzXQf2A5CrtEcacOy72nEk",
-	"BPNGuDF/9aqHui4GeKz9q11ussHIbK3Qvrf9+Ik2i+P4jCWLjatgzLDtrDx1A45vSKdOzXr1OQARTGBT",
-	"oOiSALdrRa21G+fWLVkgniqCekvmpRNvmxz9H4Kzi3nUMoTIt8Cdi/NDtNft2eDBQDEMdEwjrZgCvkD7",
-	"/efvjOICeFQksANGKiZjiPf0Vd9UC0/nUeNd3+v2VotKdhDfGeXOIbog6OOS3j0x91ZlZzYCMej1dAL/",
-	"m4XURvJNJuTKN66NsOun5YrdfqXsSnuvV8cWglWrxc0tZlm+CePzVb+/ADy/jxIEgTR920htylu2piFm",
-	"/crOZhOB2eiqspA1iD2NGNcPYNN0uTbDJuwX3mX/mdaLfEHHxnds04kk8wnOsZy2b10QBwjdKpcOak5w",
-	"rSUBxRGI/VJKzXsQaSccUSa5Dmlxq5oEiuMZMVvHuRClAIwo/KxfjIcQjN+fUU4d1E9boBHGDOnoXpyM",
-	"WKjpTLhtZ1asrk3iyWJEoinX+Twn9I4wdJNJBClSUUqUXJ/y2YiVyjHGVNxC14SMpXXW0Ys3is31EBDO",
-	"e3X5nBLgN3xln8WiVca39V6WuenybI8KTOBb9Uk0v8wr51XMJelkrSodEH82wz4nDyFjyps90Ai7awZY",
-	"87zFLrQEL542iIGXzc7bpJ0qZSI2NhyhJWgtKuuCVOrmWJlZB1TCvVooiXYfmfzGyFobtoM8mXEu+rKi",
-	"Kg8X0BtLFPOctTRGMN0MhNs8l8Pb18YA1o6olnIxlzKC1JVqpTzF9bwfbQJHTqL5MMVM2HLrWeoB9lTK",
-	"uYKE+q9AVxcf0JYO9cU3CdmBr4ooCUG2n5BrBtC/nQG1fDk08Jdi3AoQmGv3ECxRkBTVPAUkisEzgrbC",
-	"//4V7/yzv/NfvZ13Ox8/7wZ7rx/+DRK8CxKPGPiahKa2WYimPIkFBEBrwxwK/07UY8PFS91mBwqE8nTE",
-	"wr/r0v/uhy76QWvHoBCUNs0KEqUERH8WpQud50SOWAoSUfg3838hogx9T0xB6wMkTCS60+AGR7folpC5",
-	"sZ6Zdwqmym1mLlB3e7UzfPCfaoFgdY8zhTwQZBxWMCo8UD/FlIcmibpNCapWgCVPkSBSaG3g0fXJ4fn1",
-	"5fDo+Ox/KgQpZxcqDdsJOuY/QugiUzHlXk2Brf7Q6IEZt3axjJd4VVamedrrWl3zpt/VpkAVUhiafZV5",
-	"Z/i2HHeqeLKEiIZavAlnkyFJZ0vN1zP8Kfe69xen+C6LJ0WRUYLThBaexgJp32WIwcfRtFAjUGZKWIxY",
-	"HqWAsESvSwXrdZv8zUDfKll5e9+m9CFC5gZoWwiCSu11rr0OFL2c8lSqjZqNmAvNJBT1GLFyyT3rWukm",
-	"DALnDK2LMK7YPCEVC/dekU/b6Lvd7MMlzb/HQbzJM0A3zX0aPLluKpvzaGbbnUgB472eLSHobiTfV6+d",
-	"vljj8FMULk/Pvt3W6+s4bp+KW+9rA3XviuCiZ6Adm5CfK6v8MyXnYlMbINyLZ5GF9NCXeaxR7qRnKvfh",
-	"OW14/0wIg87Y9weFe0c1R/iKftKJOdGGdU0JdRkJxsFzHWgl4+BF5LcHPzW6h8yTdTWWyxOlP4sP9BpO",
-	"zjbRDDWluvwvc7sQT9dd2PgJ59tbnpY9fRQ9Xg7ZR67Zu7w8qKtu915uLwYOALJD+tzKfU/E8uV6MxBY",
-	"6Fn8/IJTELgZ3z6tmXnVeE2uzCaxqsJvsQy3dHSFhzG6wpKbqMkDViQhDT8DKQpsNtJ99BnSOaIH9BBq",
-	"ByEdCzemdwSJKZ6TunaylPox/0djurn1M9U67MzrXpsSyE4SwnWrJz+UvWQ9kdFufsr65yoZfESBUJNp",
-	"it+zgjRq99+8FmKAUp5B4ULJ0dsRs3URNZtvCt25SmcowedWUe/OUxqRUNcq0cpc+AVJJdq8EGgr/H4w",
-	"RC+hk3gJ30S4fYB6NqzStKdipD2eNHffoijj4wsoGsiUoRKYVF2uNVV/zlNzySmZNSQmak5n/sT6gptf",
-	"a7UOYcXjiyYJNaUdtBOEFVNsaiaFK7ZIY5HsuMWBlesXVjJBFTJgAQsHFDq3fAkKLoSayxg2FUQE/HYd",
-	"4u1QSj7Ww6cxSQ/QPCUFR4Z1pxSz1olqh2YRK5MMPKYIYeksLRoueW8uLF/XnmH9K0TB2W02ZETdMNNS",
-	"bDLN1rUwPzXSbY04NQsTN1Db5T1yeK/Ch6dKdg5mbV62M4O3SsddcU3A0e0E3rf22ZGlLhcLOpq93l6u",
-	"k7rIGGQykplA4e8ZyUgMRtIES5Jua7NqQmTu+TjhyOQe5EYIiSAL4AF4/er8qFpxa8tlwqtXF0iigkFs",
-	"cQiWnVS3LUsklVjcXsoUSzJZrByi1qF0t9bR6LTPSn2h4zQFwvW01PXyIR5BrVKRgUurTKeSiDmOqgkU",
-	"IPH4n67IKqJmPfXKJqShZo/pNyQzxeUTXxl/nJJ7sm6trElKiDShPu17ZSwiqcSUycVTy2ad6Mil+n4g",
-	"n+jh8jLieZngkojSxBA4VaN9JbVs+ehClT/FRTHpVjWrFQHporw4uvl15k3NEiABbho0ReEsL2ZNBcI3",
-	"QDfugZOe0obtZHPp5eEupzgllqexfHtCx0Q113EHc509rchUXDx679513735H51yDobezruPn3eDVw+j",
-	"UVf/sffwP/5ttS20BPDAd6D5NrxXRTE0p4/z/4O+56mpuLNWBVdb6BhEE101Xgf3JUnBlnZRX+R++S/E",
-	"iDVIRlRC9t9UHTiqCEjqCMY8jciI+QUlE4KCpZ5mP0c3CIZIMyaCEcM5simEvAGzkEU8U1bWF6JK/dV6",
-	"q7ulPlHKz/KXLBd+00UhDmimdvX8vFFGevIiauWM1ILylTUiJCDVgElvSruNA7UGuFXC5uZBWluCGzG0",
-	"lKnQ4NKN4R63TgsGQG7IC5ZPX5Tiqpzd0qRhxSGusNb4Ii3gZppgrADdFEKpKfQEH1pLh1V8enwG0fKm",
-	"nsjTlwG0ca7exQqXBeJzwjBVTBCT05TPadRR7An/Xf2H8wkgI08SPMN+DskduLEYucjmRklSHJ1xg9IZ",
-	"m02dJRv9V3gnal62fWL/8kZXuYW6Udfg31S/PUt3MysF67k+IhuBq+u7VGE7QUXEosU5YTiR1mXdmOcd",
-	"Cryz5yNn+FOhHisT71Wx66YzTy4lmYum8EWt4jHC/kJxcMaPjjKIyQetT26Ef3OAeoiPxyQVI8a4brp9",
-	"kJc2wElSCHYwDFx7eHKB3wJmseajsNyOrygqEYRF5FEgnFsup92l1gLUDPyMspQ0ztXzKvHm5+WDWvXC",
-	"1q+/TzT1KLHzuis6XtZUShDlBC04SQmOF5pPVwzRiFkBPUBhmjEGaYh5ikJDpcQ1jnTNXXvm+y6jPGKh",
-	"rZXVVfxVtyZJG203CgmDmcLtbvFvHcg4YmqhCrEO1Ly/QRYxp3w3cGWve+9QLbbyAIUKK9I0m8sQvNS0",
-	"wxrweqWwzKId7NWYHY0sAnFLWi8BwWvC6jbUeniS3ODoNtRwFRzYRu3DJYw4YqURxZeq9iS+hi7bB0pS",
-	"SSckRHiuY8FBcUo+QVpDjDTsQQmiBZARK53XFuPg4ZNmTAdeqtGF9s6D82NQ4s5E59m1j5gaUHugJ0k+",
-	"pbCF7ShDOE3pHTZq23L+ZXM2oDQz4Vs57HTGJ4AH6MzSUraHggQ69VYel+rCGcAmvHAyV/gKi/uCInVa",
-	"SZKAx5YmWID4cRE6b0r4lbJWrqwx2cYA6uzAa/8sSu0aS6hJoqG34mMEqjBxWAHK7nBC4+vC5mt/wXN6",
-	"fUsW8IvIxmMaUcLk9ZykkH1by5TwFl4zLq/HoAEEdeiUx/CTSVgDS1skHMfXkvPrBKew+IzlT+r1jMQU",
-	"X5vtqNt/DfkCrsmnPGsSYBLDybXN3q2ntn8BVbnOGL7DVB9B2Qfk+iYTC/BS0W7R1zlEQX19bVM1rcDJ",
-	"C0dD3hwfbFQCut+OOmIsqRJDtc+ptu1ShvJKhmCqfWREsXtjqqjSHBJcRbJmlChAnKkXWJrIyPznAiHy",
-	"n9wTND9p5u66uqAqkBUfXC8smSjuuLnTiT8pRN/G8oNqycbO53JDhbQ01WB3XbehkRYr0YZqs6+sqM68",
-	"/Ki7Ku1BzrgsoRQUo1Rotf2EQu0OfIuyz/yeqWdqsSr9hFpXyxS4ntrP+SwGBM1IDMvzS5hWCGslI7rI",
-	"5HEHXAdiDhpX95tvtVFsqwPdDVWvmB6LEz0vuStWsBtSrcjz8ivooqYC0DlJm1uASvG4EkNS/X5uFb4r",
-	"HNnd9ZS6luapLMsHq3OIy8EJlYv1rFY4VkPQO9IiKZoJ/MtldLlIiNdv15Mqn7VtmSp+ds21+Lj+5sSL",
-	"Jo8i2pIEz1A0xXI7QCaPItqa0SjlNwmfTCibqA8m1yLa0vwGZEabz0u5eJ3MjCYdo5Oj0YujEITi9Tca",
-	"08nq0jyq96FuCyFmS/z6Ld1cPaDWl/kCz70Y5y5iPZTLJB+wCZ6QWbngumuHnGLK1szTl86jqzR5YqCc",
-	"VFyZ/AGLqcQT8VRLkwZSo2ZIxyLlqSG0W6n+TT9mNrhV5BFONipWa440vmy31xC5Jx20aao1Q063kldG",
-	"NdxK8AQzXClOvPu6ZNv5+69455+9nXfd652P/247ur95k2276tl61NNNRhNJWRhoZiA27z7YPA7yOu5u",
-	"tNMLgUIT63R+cXw4uCzVyjfjKXaGJn4BzerJimynvqucpU28lE3ziY37D5W5mgcjSAgyrhbV9pum21xw",
-	"j17cn2DCWbXv0l+YHv2Ggn/k05ymROg8C+2SkDqOKbUcpD9br3StUhOSKkHT1HTCKUExYdReCp1oC4V6",
-	"DVC8qaRXsRKPmhCgDMmsrAfFDZlgZjNpbXdbuHP51lTOJxWUfbtaK+l/1qM1e3K1k5/Lh7XUhTjfaeAc",
-	"4WoEqEpMJh+sEm+Ta4CP9+pY4fH7jMYEKv367FqQnegDLef0KAesWRLz2ePmQU1ApymAAUFikC2riDpb",
-	"nbVsphO1LgnLmqdkTNKUxMValg+ZCTKY8d9oc/JX9/FpU4X2wnHKU9TIA018B290G0vbm17blu/etGpZ",
-	"9bS/m3T0NHoIL5ZlzF8s2SpoJS8y1FmfqXue3hrTtUlk60tBtMz1UL1Rs7n03PdLrRc0JDnN2AGacSjC",
-	"ixnazfPi2QJzVq1o8vslXDSUBV0VnXNJTGYwCM3hMyhOa1PmCSVjkrkksVHBmSp3VnPJCIWSctq7CDFQ",
-	"fvLZcdxKQ7fa4Vunr2vy9UZbb5H1794O8vzOI6ZaOJCEJFgRBjW1nKY8m0xRiMXtNZxUqD23aUJsWuIR",
-	"UyDVDiWQgr/s1Y20U7fhA2wwp8UIPGIaLXWiNbVpJKRqYeEBQNTOcwLdp4qbL3IcwHLvSWp8Kmwm7voV",
-	"aIBucXkel5Ao14O1e1ovMmbUYZ6XdZEjks7DbnAIqhDeU+FR4z4obohRMbXr3uADr9YBcVK5NlkdOdX+",
-	"UIxL72qq+ZnWd5/NvSdWgFFz8E8KAtC3pR4dsbTycKM3MZknixcip4cUXPMFnTDFDblAdaiEP5HsRvw2",
-	"nxp1sB5w5jglTF4sd7Z22WfzLIhboDFFpauVRLCIS2yF6mXf5I++7BdQtt60M7YzcAHmjMBbYSS+LZwb",
-	"2HSNIOCG4m1zPTRB8l6KtMaityQW5X6+u1rQfSd9qr6pNWNnK3JSuPuuPAmberfpyO33qpN9xloddDsf",
-	"oYuMWQ+hSmm5DZNCMP2bCdahiEVi2lXb0A1LvscrgLS8ZFuFk8nHzQ85h3G+ysKJqhxnoC5PDY+LarXu",
-	"7S/hhY+YOUxd6yCX4m0uF5pzHr8GpvVpXlCK692061POAjTakD2CLY8JwkgsWDRNOeOZKFOte54lMZri",
-	"O6eQiZupO6inlA5QKeF8gLrdrt8e02yjXr9igtq8DbKvqt5yhgNtKRphQ8ticHLtWpYIPkHMd0IUMym4",
-	"onkjVvKFAAmk7LVQyTDNkFU+jBhMV6GW211wHQGXDRP+ERSO3i+EIq9axguVPDtiksNnHeRaLSTp8719",
-	"RFaBNGOtMLZajzj7omu158xePTigVdx7YxTGRbaRInyGSPyZOTrMTp5M7J7F11O9bSuTnnnd8H/g9yWF",
-	"Kwh7N0TROY8aoaxMbM7Nj4uwT4ciqP/aIZxMEVRYjWaRB+nt614lTc/b3utvS56Kb70efhuKyCIzymz+",
-	"wSaT/QwvkCAS5Y3RltohaNF3IP8TT1Bon+pr2ywMRiz8jLD8XwGi7H8FJoY/DIDn5WMUYmmoK2UhElk0",
-	"RVig8F1vFgYo3Jua1G6v4rAoq4vRguAU4SnB8bbJ4K6EIDXmDh+PC05RO7dV/MWMykbthrJAp1AyuU3z",
-	"ev6RYjFBazEjulbbiOV5nnvIuNCAB7zigiAhgQ3Xkfwep3EJ0XZ7vRHLS0v4I/MeGlC9wSAyNE57hWxl",
-	"JUVYM2X16nKFz+4eGHCiebnQnM/GaRe9NIys4Dbrdhsb2vj//l//j+M8CX/lL3KI/jcK9YMM/8zf4xD9",
-	"7+pL/L/L7/CBO+j//f/3uWQazf2IVR7qbcgZphlxyCKBU4LGlOGk7Ound6Cdp5hOzl+ZBHhLs5ei6l3Q",
-	"yffhugcSUxLSbsEL0UsLdg9fk2tI88tp4uihKAZGUcKj23XVot7ihcy5U2O135IWMko5y69aF128P0Sv",
-	"Xr16h66Gh1oXOHMC/8tRIFiSHakDzJeLJOWs+I7q8lHKNbViT4hnsSWz2Vby5FKTfFVvJaKp0VuNezev",
-	"o7fxt6Q33pu8nr797dvbmbfEEBYy5+v9mj3A3DgjCILwQCBmHNjerQI3FKmjDIMDiOJZbYSeZtADdF9T",
-	"E5q6pwsnDjGmMQT5pUBrQ21BD123UEVUYTqSJK3ApxZ/kbF+E+blG9S6CAH7K+lGiiQwfzDymaUvzwPg",
-	"O55WgLHG3tUNyacmCA4h6eGnYnr3qGIqAHODXLle3PIpBpGDxH8wSNdQE2nkW6MEpqFQQ93v4WPjGh1J",
-	"ZlnZ4X8aT6d6jPc8fgRRapupoaKNsdb8FJ4fbCsLw+LyHGJ1DY2BXkG+XDxyb6WL5i41KitPii37OHUL",
-	"+n7L5yWw0QjjTGapqabjYfrK0cV7vb23O7u7O3t7w967/Ve9/V7vv5qwsx022nU/JeMlXokFDnSct6lN",
-	"j8NUV1kr5ZA1SRFKGL2mD4kd34ZVFrey3VWrpi/wqsch26Cbh5AKJDCNEWUHCEOuQu3HY8rmlnh3nedC",
-	"o3XYLZODdYhAccVb9TIZMNzbvybxsT01TMxZda6Gh2USsCE4/zzlVRArIQaSO9GxFlamONayD3XyxeYS",
-	"XLjdba/4KOFl7aa/V5wHRJiIwFaznfIsRTFe7PDxzowz9bjA/5qf7gm5NQbl8G9hAFnhRIBSnUpBh/GQ",
-	"uUBbWPVAMyyjKRHIWMPVTzqiBV43SI6gePuUqCsO9ZXh7bMi6N/VapKFEjj/HmNq/qXWYP4JazP/VlQo",
-	"WYRlEtRD36K/ob+h3Z03Fc+4FlkFLPRWZc1+VGmbFm9KMfyys91Isu3qVjetGrLjb2aVz7a8TWgJ3UX+",
-	"mapCd0+bAfuzKA1LT1u1VElvya1sdjIfugqj+ykXRKuNcC4Uv7DyE5gVoGyl5K5exqN8WaYNGBasb3ul",
-	"589QMrLIWpuvxai+bhYlVdUNJDzSNla7O08M0RTLJvlnaN3ptRIttpHweX14nWzURAEVRHRnt9fb3Xv1",
-	"+s3bb7591yvT0be1YjJuKpn/Ho0+9Xo7o9Gn3fFo9OmbcYOHcdscxrWzr2WLKDLIGkgsw7mhN7PU0Hmf",
-	"PaocLLVi00pw1axTvd4aT8vQYVxqkWPH/dO+llFVE3BLP0Ch4kdNgDGOdUH4QL2sULR4R+A7yiZoxtVS",
-	"retC+TgHmcKYl9+RNKFs1Wk2rvwKBIwvggVv5rnX4xU19/2xje/K0/nzv5S4/VhefD0O/AnJ2OpXfKUh",
-	"6nO9UyVPaW5zMI75WtK5JQsSQzIY+53GXXQGDO4tWQiojIPGKSE76uuI6fHFAQpNgRu4vfcplWQHMtht",
-	"5dVs0AyLW2EyoEK5mm2vRdk8Savqf+tmOSgetGmhTQmhokeasVZOLU4Xs81VkUkebDOP7ipu2rRz57SG",
-	"kVVddbOipxd3eCrP0kq+GiyijsYQPyeQ1w98RDGNckhda0bTKVm4qupdU6SMES/PG6vC51XtbZNShXJg",
-	"RnShMJt+wFevHjo2Zlny5eihDGE0pp9IvGb8RiU0yMODK9JBfeKw2uoNZThdvBDItEJbo05M7kYdY4e4",
-	"yWgS58FCnLUpEmYnDGrQdoHj5VNgE09k3nNAbJZth4SdR5yRBjef3IKnE3wqrDFZPjXWwBzEMCdLaiB4",
-	"3A21m6b1z2mIWX+OIhTnJj80hD2kGXHcfYGDv8cC5abFfXSv9gkWbUzj3NXA+pk2JDtt4XTj1BRf5nPj",
-	"evYtTRBsxoPa8487TG2fMrEYNHef7KJDHpMRCy+HF4P+yfWHs8thuJ8DjEYYnkHFsELyLT2ikHw+JzHa",
-	"ilIspiTeHjHHrqQhbfzVIY8X1It3PDmgkJRAY5zalOnQZ8QmXJdFteEMOo6Ej3X8X5KgiM+I771dr6r+",
-	"Bo+wOXeGW1feG67jnJQVZjR8AyQVg4IVlis2JlRjg9pMsRUpnVGGJTeVEOZzkyw2Bo5u2WYKWpAHSyzd",
-	"e4FudbP90p7GW1po71Q7BKDc8o4QSWTbgxP88vbgn1q0N3F1q/rocL5St5QIrVZe0fEC2umuDzkSLrRq",
-	"ROPAQ9C6oHFly6tijmt7btvB3XD7PuW9tunlO/d2PQvUbNfewU0Iwa7eVoct1Ghn0clFk/LZ+1xTYm0S",
-	"bM5H07zvRvu24/la1IkFtRERJm72oExs8UIgPidsxLbUZReQSkzrxKxdx6QtdvZjIrpt2RAWo1DtJhwx",
-	"iKgAO4YOEo6oeuN9RNWNV26tPM/T/HvyXDghw39krG9LWp4ai237gN/aFW5IEZbahzmwryBmC302B3my",
-	"6eM4LEr6mldUoYk6zxnEdLPYMi+UTdbmygp2TKOGwDNi31+FGnqFL4SXWVtRvEG7ulM2OUCQOBmED/Hy",
-	"szG6P7xUQurLzzDKw0uD2WOeJPweQhwl595pn4XZaj5Jh7Z6vMfGKZ7MzJudH9FB/rPQWe/AdTIXiRor",
-	"Jj3nVu00yzbqvgmevRZ+uTrr3wG4dHKFnTkfJ8oER+e7LvjAchCbxhDDjOqD9zjapRMo076SMPzj8uy0",
-	"yDVF/fTG6hCfE9TUcSgpVr8c8O7DuhT0hocOLYCpsAH7taiGej7xNWHCb5uKr2rO6I8DI7/t5NM2ANKm",
-	"lXHfkdXZk1ZoYGpKqxXasYq3rsljCNkQwv3ClMOyGUlppGsV0FigLSjJLVNIYhLTibpInCWL7RHj2ida",
-	"vwJbERZkhzJBmKCS3pEAYZQQrGtp/z1EdMKUmLp9AFLuiDHOdiDzTaDrbmiOQg2okz3k8UiUoXlK77DU",
-	"ZjeBtiYpz+ZixFQzxiXC4zEBa7+PL8DxjBZZH9qnIHIhtG5RDJ7Nj+N1Ux5BWFA85Id8NsMsbk4qkV5g",
-	"ST7QGfVcSFswweRsBx8MRdBueJFLAbIQqCc0P3U16IjlziG7ve0DNFfyOZW13lbY1fW2MiZNUfTcBUVn",
-	"2p3pwhyVZMZvV6Vl9ulPS1VLmpTvdZOZ70a5fd70fHO5oU2VTCQr/SQ9rmq7w93efk/9f3d379UT3dVy",
-	"zrKeFMS4uretKNa37R+Cxz5jsTFgnIiWSUZ8qSLzFE86b1IcaKs1PMEgnqApZnECKdRD1ebYxujd60ix",
-	"HRpXXHRUqzVTBzzhmfExruqbyfIRkwQJfB80vYQHKPw80hLbqLOPRp1R1uu9inT+I/g3GXUeQiOAGbWY",
-	"2mHLJJS1t778YJVO0fd61fDFu2VXMMT6KKXWVVJJYli80eb7sLbJqNqUjRNkQEWBbskCkpaQMf0UoNCa",
-	"e/Y1DGms4Reilyg0Fq7ap7Ep/0uE0Lqtm0xKzsBrTGef0h5gNcy4WZw2JjHNDXmKrL4Q+SMZaP2uzmri",
-	"G9RIt+uKsIAsy08GHFRUM+t5WeR4Bo3yhN4Rthqn8gOD03EX3IQ8ntraVl2hw5JsejafvqJqXVs7NeEH",
-	"ekv8yKW+XhB5T0hD1kJt7z86Ecs+n+icUkvbmARWDSmnuJDvbQkEb1pBrrkpZF5II41oi/EsQFOFqRWH",
-	"jNfTSgWm3Z13H3XlpV7w5uHX2TT++G9NFZY3xVv851+cqagqa+pP6lOku1WvnNp//p4B4bE3tbvGA9WK",
-	"4vtupgmzXlrN02+qyi1U5v1VUh5kxdbFXSH5vhrDu43HBXOVFuJ5pG2Yy0UDHbRRVIKkdzQieVhMaRsQ",
-	"5AomqTc9FJOE3pGUEmGe3O0DFCUEpzYjj47vtXk88QRT/7ktdRrShqb22kUnNP6SJCSSrnmoEAyrEWn3",
-	"NiAt+ma2d/uavZ1/+3sv1dzQJy8VeFx0S5q0xFDVMt99+XjdaJX20ScGMk8K4mjC+zMlmhqTIOiGqDC+",
-	"ClZTpHOD5+/qjGAmUFFjeNb1OIp7Xv4SjrfAgyOnx5oRIgXitcW3vHBjmrTsdnXxoXb6pYNfcpB/Tf/4",
-	"8uKe5kRR2eimnSmK4RUZWywz6NqgeGAEdbciwR/imYz4zNi0BZSsFRKZNDweft5JuuhJkPi4PHl3DTdz",
-	"aG318KAKUxShEAuVMKId35z1FmSR3ElDF+NdvHfzKnodvyFvx99Mvp2++80bqFsnrHHzCLdNob59vZg1",
-	"odAqSNg9HPNwdZuWod14Dr2Jg34YDs+RqVhsqFx58LIQQSWacIkYt/WrvIneGPn0yL23S4Rlkb3qqPXE",
-	"fDNAGCwO5tVp8qxXTkaqAr1bXMlNBIZUb/mfHB/i2eGmiGQBsmejlKXn13mu33ifa4s2m9jfc+2peLif",
-	"ymEWlohdXeLN/lVBuKCTMfp7Rsxnk8fOO6ovPEETc8jjinO+XGQ3qtkNRNRotczfjNqmzGJZ9cLfbPB0",
-	"t6i7ov82TGT+t3nu87/1pb7WdZzjwgbbdVN+RJwxAhqMbtHQLLYrdbWpUhIy83eeKqSUhsz8XXXl+LgE",
-	"5VynkfqDeEtZDERbA7OAow03OdDBJpwRCAGKF1qAE0p+y1hMUvRpx/QRpcQy/7og3SAt/ovQ4I3R3uek",
-	"uZfg1b+RZf5M5VQP91yLHRJRmMCfnI7PIHebZBBF0y84EZ8jE/oI/1TKuaLs6r8CXV186KK+CYqz3CxI",
-	"2nEMenoqUUoET+7gTUCzTEiwAt8QlHA+v8HRbWAtxgFKKLvdSXiEkwBBGrUIC8g2njExJxEdQ4q2jCVq",
-	"6KJkr04ZB4KQKS3y8+C7H87Ofrzuf/hw9vP1+cXxT/3h4H+qR267LFnANvZfvtQ01PyuqJf2M4pr+oAl",
-	"HMZTouI2qVP4c5UIjQhlnp9lasy6EhLeGE/0yCn4MRiBZ0ZmNyQVJtwXQqeQeZ1KsSNNVYhy8v9H6Tz/",
-	"QrrHL0ujWGDEx5WYtpHXymLtMz1VzmPosSdZfhAoG5UCCTqB+hY6yC4o3G5uFkhrVJEZGIwzF1y6P+mJ",
-	"wIFnvUR0X6+FjWv0pFK8nwoSXYfo39ENFuTta0WUXu2hFLOYz9DNQhLjdP3DSf8QCkyZZMMxiXgMZyeJ",
-	"3zP2L34VDUjq6K3BlaVULi7VCjWG3RCckrSf6WI9+q/31hPFlA3pnx8jXfO3xniYTwEK8eT2OizZVrFE",
-	"CVGswqs9fQp7FQdGABTgD0xbAFu9/52HB6gwMebWkRbrmpfakmfXNsOUSUwZSYWBXcE+TKicZjcO32DZ",
-	"h1pgsb6mQR5XTII8RKeozo36x9pwIdDWIKH/xGeXO1D10dnW9ohxxfv84/LstItsNCUQnlxWDD+jkaVG",
-	"o84+xK0FaARkSf3d7XYh7SuoXkdMFw9u6qz5FuR4wKgGCodHHfWz2Yb+IyYS00SMOuhBzTBi5FNE5iaJ",
-	"BYH61fB8Q50CNE+55BFPBNqSeILO7Z/b+yh8OYvmobU9j9jJ4fkLAZveuTg/DPJw1BcC9ff6iLB4zikA",
-	"Lqy7iuM9HG6PmEYdWIjqY2eHA7Ajo71uL8hrHNUqKY9Y+DKaYvmyqK0hjLPTS/AkEnbN9TrLItDJHsWI",
-	"2SQNaAugXYJsCZ4KXfW/CoBDvW0D4e0AgSsWliMmgQ3KYfoiL6sTYYYyQbQaZsRGTGNNXhQaWUEcheqa",
-	"8pT+E37fR9/BtUHaI6d/fnz94+AX45bTRT+ShfYCneGYjJhOEGUuDQTFawISHiCMwpTgOAQyOMML7UwK",
-	"hvbvB0OnOrWzOqfqMwR+6nzsKMIp2HzBWx5LsgOGbTQlGPIgW1W4+tEsCf4GKpESdZfVQwopOS3OvDDW",
-	"cZsapagkDD9vByOGBQr/cyd3u9j5mz5zkyDveDB8j8LS1zFPZwd6mxi96fXMEU2hqL5wfdphDlM6TU1L",
-	"YpTg6FbY0+oEnYRGxNT+NqTp5HhYo0VcjQyePF2eTl6aTuKlagtiqEwcqqZTD5xgZsqCKjrbcQKlO7vd",
-	"XrcH/nVzwvCcdvY7r7q97ivttjIF0m5umvrnxPdIKmlC5AUFwc9K9wgQRnOgfRJhnVEFDSlkL9HyHU+l",
-	"jnhQgBmxm5TfEgaRizQOu6ive4OnijlKSDpt63QmVEgNuxy3FI8DC+pPzLsH94hIcB3+teZLocbXfpGB",
-	"dpjZBZlCffs9I2leH3q/M9fVhPWjXDLu7q5yeanxfpr4zxVtxBPSNCPgjH/KvZ7jdLO72unGa0s3bxAc",
-	"BsQuY5mJpsXkdpZiNct4FtiiNQDV579UJ39LFpD0xvAfoUmMCvasxmXwVH63WHMZPJXvKUnixpXotIeU",
-	"swMUqs+tlgKIW1pJy2wteQ6KcmJCSEDxoH6zZBCu3F6vV4kAwnMIsFbrffmbYa5znYejBTO39tfPHfNE",
-	"+IsqfyyJAMv8pRXzrIc11tb/j713YW4bx/JHvwr+uncr0lxaluRHErm2Zp3Y6fF2nGRsZ3q3m7kmREIS",
-	"WhSgJkA7mpS/+79wDgCSkmxLfsWdVld1xZL4AEHgvM/v92q8/Ufn68vR68sdvZu1pv+mvbgWWBbxbm0w",
-	"0Rs7zd0NzbKMuu8LQIoCHN3O6FmGPQr7SnGlqWv+hZRjDeGUK0bq3GB3zGBbrdavMLXVcG+FpLw9y0lu",
-	"NlSZg7xdpRxvX5VdREcLtPwSrISBwSCdrwIAWSf7dluaVWfVnblDoXZ8ReCim9ozNmcPvwpKVzhxCnL5",
-	"qxSnzFxJMb3KVRTGhctKdqnnmT9h5ipLP9Pik+autsRzzZ8AL3Yb9+uiM/2+3nxDExdJhFPat5/yWVBr",
-	"tWHAYrvz+vaTzqQ8pmJq7wW5+J1lxnckNMsETS3yASz+8ZhmU6tdiVevSKn6m9VptS+2knbeSkDXSBUI",
-	"M6Bu/SfwS6AE/HIoU0asY1S4RKTPU9YMxbENBwqpCd6hxxICgHvGunLc3iIhLB5K9CALFCYgoRDGaoh6",
-	"XEZgpvaAl4mLQQq90674NUISbRVB05UxW+zBJS5xtRcKj3Vqb43GDTc2TUanm+g2g6nYJPvOdJEZGXOl",
-	"gCMhqsjFyNatFQHwF4q4yt0CRoe68wmeHhnPgBZHlE6C3+He1m6PbEwVsGkPv06MCoTpCQVgVykAnuuZ",
-	"mVAVoMIxG0szEwFUzqcssX7tkJtnnxKaSjHompHYJnEH6MIHwzI1NFwP/S9spcjdsb7+uBkKQO0xywLt",
-	"9nqbHPM3DQDhcnwv0P+7wALExQbPNG8CLlr6xSGbRwkbT6RmIp7+zJBwMMP980Ym09V0cY9LszkOv05Y",
-	"ps3KOGDveOG81YLaP1g6UbbXDrK+RvElZEyzEdNEZ0wkEA69TYVjaMH41swCbdhMxEDSVNlBpJSL6qWx",
-	"mDadmkv4d2qONgOtBbUzFg8Fj6lxn2k6VRwG85AKfsIyJQVNuUZKyMRsF37BYMyTjMVcMfRGuG1NhliJ",
-	"scgz2WdKQQoGuu8Bx6SfcSYSILvTGeU4ZTB442WmoFbTST9PUVbhHkcrCYI2FmoTv6xZ6n2zBibx5wwh",
-	"COyXhVNGJ7xpVIlgeqPHNG3iEc1YIo6lj3RiHaidjWto/s2CU6U+ixIknIXxhJFpnMuNeEi1eye4Aw6r",
-	"d/PdjNBBYVeF/7Lom7BWTQlubaZrwrZ2VPskattD1HsrWEPV8uCravTSE25WbOD2HW3gCT+0/r99Xd3N",
-	"TUhBDqXS3VetV63Ni7YLJS1h2j6wpbyC4Xs/AxSnPLnJBj2r8JfYB12boWsz9GYztLV1+0nvZNbjScIE",
-	"nrGE4VpVwkfis4IdsN1e4m6f6DSVNDmT8j3NBva8nWUezeMVHrOE0zOLyrTd6aw64BOWq+9sptuMobOB",
-	"5uz0q6A2F0IvKvvn7XeskC/Zg0XiskwXoXzGA8GDbJ9YgAyfAymTJtm3iZCNCZor0LgD5eOKZKwPpPVw",
-	"8e3WFjk4fH94dnj+6eTj2eHbs8ODReYeju2O5l7/mOp4WHu4wEupN6KiI9pWR7SQLGXpaIrjbsV3R17M",
-	"aYsXaEmnKbwNMwyk07cDad6kaO6nVmZbMG5VK6UhrdXKWq08qFrZvv2MD1K/k7nAW7SXEOufMsCUgEKv",
-	"d1jl+j2F+oFNIF8n1IPFGZoTpvPMxhQwvDIjwV03r800Y3jAiOMJNpsGGLYIhRRGrisS/fYlghLwb1dR",
-	"k/yLpjmz/iuJnPPS9KDYmD5UIwcXV5XePzF9V9H9QQr20OL7Np99sTO+fBT9ATz1ZVXHvEf/BQBjzbuG",
-	"KhKpaVrGXFe17paNfLsW81p3uxPU8gnAo3RrbVBg/wHNCE8dBbi377+Kx/9Ebvv1jngJa/3g6PTtx5OD",
-	"87OPPx9+qHVrf7P/oXS4Y4bkXop/KY0/o+UPz+itCgyOqWjhtUXwvC2CrSX17rFMoMK79qRWxKo2wfdS",
-	"7D5DcU1KZSW9uG+rPTEJarTjAotgktKYKaztt/reKntXngGxdzAX9mwllyvFHjE2wSRHKKAgWzVJZGt3",
-	"y1iki0q3aaxzmqZTV8MNaYBQRF5oRZbiBspqShgPQmq0QpokEnmaRiV3sRmKCOVgl6AYjBC+yiYxijQT",
-	"jUeYeYqgHCtaZJBgWfBDuJN3TBvMaEOn3WQ2RpwwL/Idy3BtNeld7WVYKgB7R2PKl/j/Vnko/whfHjZW",
-	"6ufjSZTgbCn6jd5vkf3Cka2V49pd/qu4y98navudVDlKhdUCr5u0AyLnHnp+YdFFSfyAEtzv7Luuujqc",
-	"3cGYoi+Sbjdbga+SDkWPCyNsG01ipwgjjVj6bAutyzXVvqR6v7MfCnfVUmm0UeJYyokyE0qBj5keykR1",
-	"SXTKRGIdz4jUHSRZ9E1TNbqKuoSSM6pGxkAxIp+FIjrbP/35/PRs/+zw/O3H40/vD88ODyLsTi/99G7/",
-	"6P3hQVTAqSAEH3DzahUKC7FhQ62BNVhopnmfxtqWHBTo6pp9xZnA42z5QyiK4wC0t1z6X8L95rqE5Q+E",
-	"/7kg+YRoGQp9yWPm+hw/nXz819HB4cn52dHx4cfPZwBWJjxSG2BlUzWqzsIvH09+PvrwUxT4Sw+k0ZdS",
-	"QLkHJYoJDK+HIqrwnzUzCBMdjcdmH2mWTrGnwNfnE6qJFDHbI9FPTJs3EblyezOPjQBfIEI3czFwbzIU",
-	"dVx0G2BeYktKgKZnZCyFbkRosY58FTjOrkXx5CoUlDjeBDwCCWfcklg8C5F7i7gvIxWKmGbZ1FHTOHT7",
-	"Ao3dwbAHFm9F2UBZZP58O8zFKAqgxkUQSqzZaS9OtCSLlySRWfU92SXZwDIYP6FYtG5eK6RMSGcbiJuV",
-	"Z+AJBYzIWs97hMLBdq7s3nY8O5dDnjJcb4pcymxkHjpjNFELx+Lhhqi2G8QWRXdaxA6g0SRGprSaW2SM",
-	"u9bTEGyahWUm3H+GdxVZ+96MUm0OmI7mMKW1vSIKCVKPRhyulMpLlsXUPJfZ7SoIRdTngqaR6zSBqbCb",
-	"F82qBkiUfbf3AKzWWK1f9VFiRIqltm93XpFJxoWmvWrfjXEqQCSUk1qW2Egat4F2qMUu9dd1EKYOhwyr",
-	"m5ysCYWVDwFxoSgVuO4/FQBsu7JwiwKrVOMpienEXM/sJyMg4WH2yvRk5Q7pMR2Bw4SiJrPRXq6bBAq9",
-	"zShDMaGZBhDxBFNE8DlArlGKTTdwZAPej6YjJlw8OKZpamYE0CABY89W5LvCMDNMYkeJ5VpNsl8hqOBG",
-	"eoQCJr+zs7tw8kmdpYqRaGOrs9vqRA2/uHmCi9LIAKNBwBuEn16Y5bKx1Wm12hG+elDJvkUEesqKBozA",
-	"uqUJpxbexIpm8HUV/zcDrgJPS1XqRFIVvVVmT8H1x1z0HMrXQmH3qypLNmzB8ksfrtFptbrwyC9brYjU",
-	"zeOZ4xtmscNEuG8psf6kkbPwSzsi9VwAiK3djf6nTkTqPZrAW6djFZAeTfDt4hEtOBkm11y7b6w8/9O2",
-	"2SgFUa4MBRWEfeUK+byoGvlDd2BwqBDNgvI/vAb9HYpov7O/8S/sN4lsGEEPqTCWBsx+q7nlR70VkTq3",
-	"plXDBQbgci2LNOPgO80jg+9PU2NV0DEWeqJT3zTr22idCBTp+YePZ+fvPn7+cGAvInAYRQcQ7thQRCdG",
-	"Gr4/Oj46Oz/8n7eHhweH9hzobqluz4DYy3/+sP+v/aP3+2/eHxrFEB1/PDh8f354cvLxJGosrE6kabrf",
-	"2V85trDf2bczeffwgmvjMcoGatnKISj4MqhBoMZxQXSCmrlENomNI91sIeXcUCaVU3CZuXNqZo3chPyN",
-	"FWNMJNUhlMy/2WG0bxhG9bRiKD5zbifnK7RA13TGJxvbnQq1S7f2ut+OO8kW29ju7dCN7Xg32XjFXvY3",
-	"WrTd68RbyTbb6ePVbVMFMujWfjGCKZFkKnNitv6I0J4R0bBisOfAJnL+jm9NQgLj5OP7w/PPp4cnZi5W",
-	"qJ/r7P+3kuJkEj9W9AbOEM7xW7RCLE+okzx6ZtF4Sr0YIO1Q2NhmeTNv/2Xbk8w/zYGUg5TRCVfQXosf",
-	"m9kkboIcPxJ9CXRaxjevdWu0QzecV9GU2aBWZYM0Qzlaav0VWN01sIO8iIB3VJRcnFUkZNO1kM9tCsDG",
-	"mNtSpYXppf4SC7tEnWIv6WxYXHnuEzwq2K9FeMx9nFunQPeKCcXUGB5GqY+JlgmdNmtXX8xjL94k1npx",
-	"CbPnuo2CVd7+Mk8yVoPiIq9Lw98dvBy+usMUVwcNumOlUbtY6W0HlnEawXB2i3zGJ6lgBi1KWbebO52t",
-	"X1FA3UlCoQzCzcG+6k3w/DbQL6gieIIXSL6Fbi+EtW5odkNYC8IaT0KzT0K7McJa91sIs4B/wc/hbdMC",
-	"VypMdjgD3zv8glOGF8TYgjli3qOEg/204TAX5vpbv4Ywc8YmXf3pqk5r8cRHD/Gs7uLVW9kDkVHVHGYk",
-	"ysxXsORDs+ZDeKPw81uajkOgUwxr0PlsLoQ1DWHN+8zuu7/ElNhNPzcrUEhQnRRQ2Hedk3Lw4YFn5NYN",
-	"4eXIUlsCZYnbErUVpAliuqDMWJBh2V8QOKrbmJHM0OVqQEDQ2fHKxad8CGM+OmVsnLnrrpsy13mYB8/D",
-	"/KVyI/ud0natl8zjgCyKHAfEuhyNUiLlU1GJd20uZbN5ydJ0AxwUPGAjplnSdL7OwirJs1JAywwUEyfm",
-	"vMXJkkbggpdFoiMElwgCmfPJji6JjAKJAkQZsHeOSB0LEnpcRhD2USOepgqCMFE8pDoi8I0N/0vBADqi",
-	"6IxFYNVGgNHGQrzFdEJ7POXaxsAQHok49CaCuEnAK1hFaGqEwgXG3IT4t/b55H1Aom89qth5nqVXi3F4",
-	"mqF4z0fMwr47DBbCNRGM2RyJvdnedQEZCPdtt7bJfBjHznsli3QGACRZ8kIRi2/iiWKB46USiEJ54cN6",
-	"7gWGgqqR6pKo3WxFpA40/2YptJstj7OjmEgalSQM/EqzJBT1yG842AZ9GjMVAVCJyzeUJxJUUjn3hiGv",
-	"VnOrsUeE9KOUGYlaza0oqNy21dyyqzPKsxRCT5OM9VmWseQso0KZgZjF5u7gnr4RkMshj4cwLuU5fc3K",
-	"WzR6LWUXb2TBPjNF+kzHQ4v5kiU+Lo3hbje30N5bTB3pAyQyhxSLvbw5I2PXVQV39rF5jUK36z2DZfcK",
-	"iFy0q559aTGZJyw79X7XWey9Sa6GH6TmfXv9ognT71QftrEt20dikutjmWDhDLhOUBFcKwBDPub6pmPK",
-	"cu2G7uObamqslLAc5WMPJqKuA31LAb35ty9XV1gLewtG3FDrifn7tHLgndDjqkdUIOEQ28oGHEGuLoAB",
-	"OqOpxWGcm4mm69SBgl0/Y2/xk9NJWM0Ljz2/g+CGbtbfYEa91q0ZQXDy6S1iNZb3J8IyVZCf7tO1CrUF",
-	"V8GqQ0AQqIccwpcy8FTVQ+i86u7sNjuvXv0620xMxXQJTJ2KpDDPesvB79mAxtPSKV9urN0yMs4re1Du",
-	"Lr/khbdTOdDlAHK9XpHRY6rjIVME0CLsSBprf2LtT/xIBcydfQuzYjX2IpP97sXMi419l1K/1qz/DOF3",
-	"hONUlRw9AYhNSjIqjK8BVvhQ5lk6JZlM03yimuRNHo+YtgzXNOUDgfR6n8/e2sIMmZGEThXWCPR5pjQB",
-	"lFEuFInMNaOikATKCuxPWkZoI6GN3IMbkR4wYYqCCyJwiDGCKVu282+WSbVHoE1HkRieAmEh8SIKUNsh",
-	"1f4Sxmae2g92a3c3FO5b82/TJ+pV5CgfUUzxhKk9m1QtfoMClTwTykLOANu8kY7Uo894UJf6TmvL3HSn",
-	"1WmgQwRVPxnT2bQZChciBnBAhEfkgozVnvFwYiY0T5mClLyFC8JaK2DKhoqXUNhHJoNMXpLelHRa/2HR",
-	"Mi0GjZkzLki79R/u5bOvNNZYjn5TP9q+X1q3oAieapp5Fjq7mBxF9V5RwWNrCsyLXwZfzjxwJU62BF31",
-	"AoC7Q5FcOzQhL5cZiZYPMA7cSOSSJ3q4RyIzJUtNA7gKF9DltWTI0L22I3fmA4LqwUtZ3N7n2rrdXbs1",
-	"84xgSWecuYYzpT+rpNaFw3fbrwNMlyLi3Ni33O0GtclOy+2OM2i9e7m909yC3E6mbx6CliMm1GfFklr3",
-	"NXAaWGpVVetuYfKrPIxOa7cYRqs8jM6CYbRbLzvN3cXjaF8/jq2ZcbTMO9Fy7gJb1QtoipA7cbVJsRPM",
-	"PMOrzk5lKrnxoM7g/nYOHHbVKQWa6075OV8FNQn+lDsDRptVnvtbjV4Mat1X7U5zG6bFv5HJ651at72z",
-	"vd3cvao+dLszO/v46bAYKCA/1bqdewAMuvV+Wx9CxoxnsrY51zbnD2Jzoq1ZVtPO4Kz2ND+40VnwZKml",
-	"osmehr50YuADuf5XS60d2UhjhJDUrkiZx5RkuQBka8cc5gpgEXhQN0lkY6iR5SEAeEJbL8cTY1CBKYmB",
-	"t+LOWqZ4/n7xnZDutqEYUsAHzjRLyJRBAWbknkUMIltoXBjWXNk2PFKXGeHCos83sNYZWqPhZJZERZEy",
-	"V8T1b12H6vy2NPEPpdItv8Rv32p27nwV28tWu7O1vbP78lUNBbWzhzBIdD5k6YRl5z2pPTHohbEb59Xz",
-	"dqfbbjW3d3Z/LYpM1JGwNH7288dc17rtdlBzr8DciqXMWLu1UsGSMSm4iNnNMAOu8sPPNMRFyvduzdy6",
-	"VblzgTLob+wQJ+OMwVIy3gcXZBbvoUtcv/r+pyPbs77SkB13CG6/u2nFYqXchr17hqWdbl2t9eNaP/4g",
-	"+hGQeqsis6Qg/bePoR41+6o3Jhm74OzyMRrboFywnJ8U7KuGqAS5lHmaYJcTFPvLhKW29oMXLV6h6OU8",
-	"1aQ39fkvEsuEuYyguVTg81oxTVOXwMMLQqLO/XyZcY2wwVj93y0h7aip0mxMJpkcTzRGgny/WD2TKVMk",
-	"MrrF8ovA80QN16iAPgv8VEDuxsNcjFQoMgaECwkejH0kst9nme2qx2CH0nwM7BromZD6dqnlIhQUv28Y",
-	"3Q+9II69I1dGKy/SxJ/wvb7F11y7R6N7pfiTJ+SIaJamUASK5Z8nudJ/t9oX7m3+2NjuLN/wbksJnqLZ",
-	"3U+1cyO3jXov18/aAlDzELXAPf0/OKhm+xt1faP2R5am8v/ATiij+XwpHFq4MNgrYza+uS7UXvNIkZTR",
-	"DCxJM8FYnIoLtdat/a+Z/YyR/YQ2m0BdZVYW3MYaQHDr6bliNIuHRnEDIUmtW4M9xcU9FbcZpl1jSyhu",
-	"c/Raaa+V9gMr7b9UXZbdbaQQ6c5Q8DBg1xRbzQTmbqUIcvp6BjMUFSuwN8VM6HTq/EdMqNQ1Z6pMEMQT",
-	"VFhSjo3faFzh8hWN7mXQCTthdKTQs94jFPqyQ6FpCq2wTn9TvNAQ+qORDGbmcq5vHHGtrvdOS3OxqlEF",
-	"RCTX5a5Lx7kdvZDTpzKt5rGx0AdMH+hJVxM5YqRuntf8jgRljeuC71btriC7/d2PkmuJh2wzXTG9kJ/g",
-	"Ct7CdUMxvz38UKrzBTkmGIlzhK9lg3KO8l3G88mdvNyoYPEV/Zh12SeMQ8Gc4glruGwjdJ3C4M0WDggf",
-	"CJlhGaCyAZVFT/JH5RGqdMhAK+U+t+eTPF8eIQbjmEqXgQTCwhwpLm42e0ZcJHYF1TBOY6XakpGatxgV",
-	"MsZcKUBCJ9yYvrgsfVBoo59KmdVsfuR2NEhH2PYL9jfbohIeQ4XJm7O32Enw92dEaFReyavwGlUW9dpg",
-	"WxtsP1iUpaL6ny4RUVx+81tcUXo3wrm/k9mAOdrGsi4GxkvtAyUKAT+c2ZbyPtN8zCwaBIA2RBW82Cgg",
-	"0TyubNSwyEE2V0OUptM9QFHB0I3TblBkRzUaZDJzKplqa75oQLGgRLDLKkZHk3yAynIK0RhAfrgeKr48",
-	"todLJCynjdzEWux0o1ceRBYvicVeedlckYEUbC2N19L4e+DLlZfvs5DlFl99RjxcL8wXOrsfxSL3pooL",
-	"VJKwWFYH4hGyueD4cg1l7HOFaY8iuB7R5kZn+laru9UpVf1Ure7tBUb3krb1wqDxveXsKgJ2LVjXgvX+",
-	"Zu6zE5M/Mb28jLyjwXt7IKwa4vlE9fBuZvJmUQh4Qy1P+aQXhXkclEqlAyLThCltg5a5SJlSoYgATfA/",
-	"gVi6ak17piRAJLRwYpFDtIkcAtaEZprT1KExQtFsAUYJbG1UxCxNWWJM5jiHtOZ8NbaHNeO2aHuZQKYP",
-	"AD91PDOiKo5IvTylje/By00flpa7CHVdCzYzq09pLVicOYSg0VheMJvqtnwhGDG6Dd3lJjW5wuB6MxhM",
-	"1brc1uuZWtw2UNdfwxwyW4Q7W4Pb7mxtN3dmamx3WlfBNcnTY6m0jTdnVDOSsJgrq5Zvg76xIcD5ybln",
-	"IK7zKIE4u0tXicd5B39to6xtlB/PRoGwnFNeAFlXUeHP3WRhQMt9rUVSZvQqA3wvpk3HAFqZEZLQOGYT",
-	"6GtTWHsLTVOeJwMpOFwzGuLjeHowW29csISN2ATgM2eprSJLAYksIA7zIZGsSt/u85B7oYg4YAgj+pD5",
-	"y7NqmQ8FSQjgDAORVVRqosMKVEtKAkUsKetrInPdXchLZmukIrvTAMIXaquP334KhUXXhc6/nvKU5UN6",
-	"wYiWpMeIYhrxcC08MxWEj6HLwjwJPlVEaJLczqOeyDhH/Gkw+ioBBMevbgnWLIu7Q3GovFe8vbqOGB3Z",
-	"3q+hNllUYifN6Gdu3IW9NB7TDcXMJTRLoFkRtcqNFPFG2bCvkxSgIS0MwuKuL5i7ihlnLaeblSI+4JE9",
-	"/SqojelXq3m3fAITmPmRSAXpxDAb+/0p5B6Fxf3LmqrtUanaru5JpQYr9taoUkWgr222tc32g6RPcfk/",
-	"BvnZQruqJB6XaNxaoJ4DItilj0g0F8ZPfvY3eeSgySNEJXpTDa2/269aQQ0rzUF1LsluCumBkbg5OeA6",
-	"3OkfzXHyjEpb/HtbxY/2K2MtlNdC+f5C2a/B5+NF+yGRA7fWKxXCY5lN70tTubDLZz+Bgg5gl5AZOabZ",
-	"KJGXwm85457oReK6SY6gmi7OdSi40NL2zEAcABpL2kGr1Spzj0hBzNgGGZ0MSc9MPDV+zJ6F7QgF+IXQ",
-	"YYQkfubmO+66tnY5ZRe0GJZL8A4kMWPAahdsBCoqit2zvFBAY9EkkXlcS5hiyWrMWM3/oQDpTOpQ5un1",
-	"DpC1KNKTCWfKjqxDjvmbRgEE0zZnV3xMstMix2+gAxl9/vp2a4scfTj9/O7d0dujww9n5//8/PFsn/TY",
-	"VIqk0QzFUhU26I7eXQUeJWw8kZqJePozm96PSLOqaHxc+P8h7xhTABqZ0QQQZpQmrWb7P5q11ZUFPvBK",
-	"DUbtO/qVT6+b761Knci4zcGxQSW3RNfKdK1Mv0dJ0mL121pC/Vbl1pH4rNh3bCTqrDrgE5Yr9p3xPJJk",
-	"ga2xyNS42bXb/Ob/vKUKFuu9oOvHmRSu/hXF66Kq0mtqSssa7wELSm+W13eWz0e3For6GVkXia4l8rOT",
-	"yN+5QnQ5MXWfTCJkRSZUDwubrCTVarM25jVNXLvbt/ZwLZSlRXP57cITU2/YE+5qXaFYP8LiCctf6B21",
-	"jUueMMCzbCwlXrFV4TNWvsxM6I1Ni9fP0Eqdgw8WZEseoOL/2L6YJar9/yEvyZiKaQEjcckyRuwo1uJ8",
-	"Lc6/hzhH4fgsZDkKFmIlywLpfWt+oMh2l5MCe5Yv+g+L/OviOJ0W/BuKcqAIjuoVVaP13pSwcY8lCRcD",
-	"RS6HZs+WglxAq45lnUPEqhkHBHhze1PSz9N0A8JlGRUjZG73UtixPVAdCvNdafxEinRaEJbMiOnrykSd",
-	"LHqC0tAnaU4/oWJkZtG+nphhIM92VBMulGYU0HR7U5JQzZp36Kl+9k3V1eroW5s9vtZWiz/dClLjwWRm",
-	"ijk/AbeJImooM+2IUJqPUaL5cAkllCWrVWXinlqr57V6vn8y6RkpW1uP6TXGE6SPTrXMILhT9U1ArnS9",
-	"m/JCYVeB15NckQG/YCIIBejVQhuW0ymQP/L6s5pFCcUNaRSyQhbFTs73TKHcJH0xWDaHJnY/uDbzxE+X",
-	"UllNNT6OnoOexoeb53toqiWTNLif1ipqraKeiQe5zs88hQq3heZeKS2XlnE6cvMbio0lUzJSMCdnls/B",
-	"+KE9YALmFkH+iBkYa7as8y9rcbsO2JWSL9cLoAdOuDiB9fjZlqIB/cGdIGgQsUV0riLN2JPZbAvZC4Ud",
-	"5c2ibc5VqYUCALIjRLuLgJEWfCOPne28p4CoIc1mAFAcSm8ofoHAaGipT8Oa62kv2tm5GewcIbslbUfq",
-	"rnQaipSPGIk+fTw9I9fP5yaeFS1ysErk09/Nv4IXzsWJlOPrNoY7cgbH+ghPunIksixZ8QKn7rSr54Kk",
-	"DWfAGlj+UczBd3iASVr2dND32oR1toHTOTusBJqWlhsVzuyBOeMqqPUpT5d/OXjuOzxn+QcD2hE8t3YT",
-	"kanb4aT+36cfPzRgG1O3tTAIYncMQFFm+dro+LMaHZ1WZ4mtt9zyOslvBD1Cmd6j8WiQGRPBynRYXYjX",
-	"QdRUxMNMCpkXsFeXlGuWhEJf8pgRoHg/OP908vFfRweHJ+dnR8eHHz+fAXED14pkucCQ3UkuXOPrQIKf",
-	"0AxF9F7ik0VQRK08cUFp7bpDFmf04PolSuNCmWS5UJvfslwcJVfNSmJnjvNwvT9+LKP8SFzQlHsz4ZkZ",
-	"5itHQI4dsJropzzW6+jHbc6HOWuJoR7LhJVPWWJKwW7/LOgF5SntpWzG0THGKSms02XB+Gfs3kdxJ4yx",
-	"35PJlFBFysPcK9nwNMv4BVPmkDlLXjXJIY2HoUC7ngNsRcSTLgnzVmsrFvAPi0jKBSP1dkA6AdkKSLPZ",
-	"JFwQQHdqIHlelFBN3XlGpdlTjXcg0MmhpJdSMYKLIfYWVlnAzQNHyUvFFFlwAmC2A3jBCOl9iqd6oTxP",
-	"8lES7ZEIzojsU1kIr35GB9hhg8mmUFivxo6c1LE0REuZnsc0TS3tD3zOmMpT7a+IOF9SpioUWS6QE0g4",
-	"F8jOgBQsshcttxzxxEJvIDBTg8gsFEjkbK9PwC8E/w0WS5Psk6hLJsDnF8uxK/11by6bkvZOKBSLpTkR",
-	"WfuMDudi0CTvEGFMkb6RSG5ei6t74N6MhUJmCRc0mxJjhRIYFPFbowltOX4plcBCJma1SeEgiy1/FYBR",
-	"AJgCopyAUUAv6TQU/lyl5QQIILg2il4RLcGoYCJxqRWb2QDOpiY5u5TYA6ZCMWJsAsAoPSrMdCd2ZIBM",
-	"7AgZzeNesKwLbwXGIaQb1pCqUPRlmspLllgmKlaAs2k+ZjLXpB5dYwNFDcQdkYKFAliv3QqZUKXINjnm",
-	"bwLb7QYwMBYOznwGS4icMJWPAfYNV99Ph2ehuEF8fPPr/Mq50LhM31OlN8Db2Dg6iIJQICu3mDqqyD03",
-	"1/ZOxkFf+lY47MXeOoziWfjrFtJ0NXf7AE96Wmf7L+DWWn1zY8xI9gleBK5HZO93Fq+7tdeW+9py/7Et",
-	"94c1wwPiI613MMjn1dw9jPPbC2ePPXrnjdVRE+XDf96s0ZaIRmmept6+qZdMXwKQcSoU1lC20nZAL4yJ",
-	"AbY5BmiAgatEXW1O61aNH2MCh8KYogG5NHe+ND4D5RWbDCyJKghuwW/pEgNgq1mqJGsW47gAKSvxF3AQ",
-	"vFBZ4xh37J2snR+KfkoHXYeqC8ye5dmhacZoMjVW8gR6KUg8pGKAxuYQiUCTULjinWLoAOYV7YGyMma0",
-	"M9T8kZgMAUS5Jtl3zgPafG4ijYE1YQmpxxlVQ5Y0yAyqr3ko/IMqkkLBed1Yuy7Oa+fo9OzkcP/4/P3H",
-	"07PIGuEwYY6pY2bwoYDBLaxVg6cojLOHSb4vjUB7ifagGWWRgr8boqqDUbbPcluC3mes/DuRGRnSBKe/",
-	"sVcsusULjZh1tjZE1nn975PXhzX+LBL7Rhc5GXtf9Vq4Ote271j3GUBhZ9TfAkVH5vVcKLiRk4D5abY1",
-	"xGKqzjEmImzMpgiNpfyCkVxonlodiqpKZqQSnQnIrGfdJL9YtsrZG0GYyZJNo4jnmOejU5bgdewTAICr",
-	"wDAMgLYSqknKqNJkJxRjLnJohvePhUMGYbZXpPpt4C5RjisbQ2o2jBSK/SKjuJTemrlTSZVzQXZbxDEg",
-	"iuoUIadcwqqabJF+wvCHdSRvQT01y4MnrlQcCFnwbhB1woBOxmLGL9yc4Ez7ABdMHi/Q6VGIFDUllZdX",
-	"SSd5HVhrd2CY2myYWrf2///W2nj95Vs7eH31/9bu0jB0ayAggxla0Z8/sSc9qEOP43uh3B7F+axMWmVP",
-	"KQ1baq1E10r0Idplno9KtDFbp6AWa8XgaVzIhcrXOHRLgWiaA5dBzYTBneRPQp18y4EnuTgFBPJ3PNUs",
-	"W/YU6OgonXIN9zG4wo7zeJYualE/6UxL5k2EvQ/TTbp0XcgqrY2L18Faaq+l9o/CAosQ/FaEOXENHx8c",
-	"x7hclXSjFM5yga4DiS4p1w6SwIe/hixNrENiZZP5ts8FTTFpbLNO6pwipwPUdeG1iMsGT6hSLLGGGfdE",
-	"1uZi4EOFgi9EEfiJGYF/m01+au+iJSScfQrVXF5LyOKabyQRjCWQqp1MMnlB0+vkqbnKrBTl43yMnENj",
-	"LvBDUb/NhWYDI9QfW57eGnHK15yCa6H5AELzJH8+VIIoAh5KXi5lqt1MvlMWrptOmKhHzdiUx3RdxuaA",
-	"xTzxgFtayhTyJ4SSOSENshFTOEbYKSMzA8JFKKQwbjO8wSbZd7KSJXgpME0x4UKzAYIFW8ZB6IkPRR3i",
-	"HTEXAyw4kglLX6iGxaApCpHw+z1CScIEd9fnkCOBeiafwYFDCbCRR9/CGsR4wlqXhDU8M6wFJKxljCop",
-	"8Hus+MJvQEm9EJLYjzDMF1gJFtaufBAPi6sw+QOKA54JK4i7GEOr5oSyXAQksgkwq/X+yFnOkshWP3Fd",
-	"TK5x1FKpIfw15kpxMQhILkZCXpohEiFJKsWAZa5mikRmQizewHarRQQdczEAFiVkqVPRXuUtYO4pY1DS",
-	"RIUtZICBwUPD5Icism/UpZuC0tVJcfHf+JdmcfEm2YdZMZc2q2RuQXXJdus1iU4+fzj/8PHs/Jf9o7Oj",
-	"Dz9FiynWzTLd99tm1WKbJblT7PUfvB3lIXV1QAbSTPuaCXittb9PlmdWzy9TbYLn/IJy6jvWmnwvGGKU",
-	"n0auHjAxJWdG0b6labrAq7vdfHiCao9lbIf9QnkZRbbQXuixWI6ZMprJ5sEjQjWRImZ7hBqlYJUh5LsU",
-	"1I8Y9Vep5nAFteWL2FxOUT4c4HmYHLfJH5san2U7rpfc1TGdhgKtGkWnhXJuGEsG6xWs5r6+TAGNzbUP",
-	"t9YGa22wrDZ4xwVXw++NPoK1UgudxdvF8BJVAVkuSnnHRa0rgW++sJlvWytghJK5fDCXm89s5b0lOMXq",
-	"N3sLSMBDDUKWi1CMaQIYno4mtV6uPvRlCgFB/keZES7QbSk6LwPyFohesS7NWPkBOX77KSD7nf0XikSl",
-	"nveoYUsMKpV83q/hiqC6sDG9lF+wAHtkEI0KvE87K6HwBQ1krp7BeRaVxgXnxcAU1GkoJinVfZmNXyjw",
-	"Z3wXBVYEyAuWkXaL+AqFgWy4CrUA9BPEGLGMsNwXg47fJJ02yhUW8DX83bDJ/V7OU227GcplWosViU1/",
-	"3x64/GsWE9y1q+BB+wJKe3mtbNfK9scJmOK6R6XxvKKmZnsmuRUCt1YF+KMxISXTpISf3edG/ErBNmS/",
-	"r4w4nAJ8NUtIPRLsqz7Jxb6OiMjTtGGzVyVc+/naglM/tj8fI+dKEJVU17pmVhaDVbZfn7V3u61Ot91u",
-	"dlqvfgVMS3g1LfKK/I38jbQ3dmpzdMqAg6biob11v9XbjneTV6zV7wy2h7u/vxqNa0HN6DdcsXYE5gt4",
-	"UWW4zNZZ66WFy9xud36t+cPgCbPc0t3oP3YuX05f03a8xXYGL39/PW6LSaH4jiUCYSZ8YHZ+UPOLonyv",
-	"reJerVbL3AsBjNwANc3sOo2HFKd4o91qtTtb2zu7L1+9bpnVYi2TWremWcoGGQXYHQvXeQr7kv8bqxjj",
-	"bDqBNOSlqij9hEIHcJ9fMNLL05RpMpHcqibNx+zfSIp9mGdywjbfsCzlZnN7uvubX6FHAXV76hkhYLuN",
-	"t0qhiBcNa8291tw/Un1IWQs5xV189xgQ2J9yXUJ4I1JAt7yMR11ivCsaD0mSM+hBNzsvMtogIvWM0QTz",
-	"QE46RQ3rmMXAZxFRX0kyKHkxyrGXUkV4PxQFA1DC+jRPNYnc5o4a0CkD3rVxOEUJXQ76eY3TKPuhQJzk",
-	"0omB52gr998YgwE8YqorNXV7Li2Gwr4MNUdTJTEFCDwPVJMzK+GJ0QcQAOYqlhk2eAmWhkIPM5kPhhXU",
-	"vJ7UTXJYgmUoZhK65qmOSB3So9utVihcKg6OaOzh7ylnynr0pJ/rPGOB5w2hZMpoRqjZdMadNu/EjITq",
-	"Ah6BfTULzF7g3zAI866N5qmjtynjkSK/5+MJ6cvskmZJIxTGzgKeWXOIAIRAcLGJv/he4YsP6WRi3H8E",
-	"bIJTQ2EWRIVltpDeBSh6UJhycCU076jiCbseLx2z0N/IH7nUNCC5Ygm5ilbDT3eb67siqC+0sK6zY563",
-	"SbKy2n+mQO7P1EqufFGYqSvZvK2/rM17XxP1VvB7e1yAoskoIBCZToGurdW1tfqnQJNYI+E/EBJ+ybxY",
-	"ZM7fHCXb/Ob+XBIRX5dk0J41kLkmkDdyUJjLQ+WXxv6g7JZz5CidqjZaRkveW5QvwY5ZluhriP21BP+e",
-	"Etwt2+cEsn+LbLuGHPOjKO2qMt/WdUYTeMhDeQm/gOFo/M1LJhY0Cf7E9INLrXVwfR1cf66OxlodrdXR",
-	"/cPfz0q5/MT07Zrl0VLYp97gthkyHQ/nddgJNLgwV+E17rFMkUnGMFSNEVZAQK5rqGmSfTLjD+yFgoop",
-	"kXqI7SSlBgyuG3skMhIyInHKaKZIZMRuFPj4N6KHuXh1k5wyjQ0jVEc2gp9JUQpHyMyFm+FXG2sNQqEu",
-	"uY6HCIdPynlz6DsfT3LNEkQbs+wPcJUAo/vl4D9WT6HeiizaWRfrx4S8DIiSBH5FqDQ3slDgtTHKLGxk",
-	"3EyfubAC54UrBbC7PGUk4Qru0CTHdASXwgi1rwQAqwGvGctcaEW0vKQZthFBnPjacPKycePPoBUqZsYd",
-	"w75ezUMbzspKAgfyWGQrz8UEgrn5s9lAePM/v7XTaZ+1Xnfbne62MeF2v7O1U8KdwsGuzZ+1+fNsvPG/",
-	"VAcU6p47hTeBr+DGAkA4opI/h4CAzjNBLmWeJkT2+1YQQGtwF2ID2KgUiiEVSWossjp+o2xleWR/iCyl",
-	"xFDriTFbzL+KfD55j/wJjlABSh+O336yVf6QsldoaKnmOJ408XsVQd2hsV4uSd3oBmOaYf8xHoGdxufn",
-	"+J25umWhCCyBw5CR6L9Yyv9NpdqcpPmAi41xPIkQXeO/YBKSyg/4N8K4gp5s+F5pKFTf4JYXIiC9KdQT",
-	"MCgLMDMIc6d86cDuNqn3poBFaKkzsAUBTFNFhoBlGMFJLHEdw8jQUZ4dM6VqxBIzDaWKgJgKITXpAc0F",
-	"NUvDHMkdUJ+y3Vu2Mxt/6vOvxuCTWaLMiwXeDA7mYSjijCVMaE7TgNAkyZhSBLkhZHrBsoYv/MA1RDNG",
-	"UtbXROY6sC0ZoYBp4FqxtE9SRi/QkB+bg5rkF+ihdo/lQG65QrYHMwVU+EZwmXl0YQQcNOcA3QLpU24X",
-	"sVkeXAz2/FUBPxgQETs7u6WRjthEm6OgcwLXLBeTXBNUmGYQcIPdbfIzfxMKbJUn9t1g0QusWjQHFESt",
-	"YUWWZ3yPlHacCgVwMeaaaEna5rqLbF4PvnUGm/eh7EocEbhwuAIQyUqw2KJAlxZYxvpQ4FHl9qgFNfzd",
-	"WEwZjUcsA8etqI2tipf3Uo5IPoFJHjFBJhmPWWHTDZg+d1/ZaXVBuLLL+a02MbZTpjlOgJqOezJdTPhV",
-	"mOS/ueO++KYKbNAHC8pzveNzzYODnTKaxVhWlMhYFYM2n87PFfy82rgR9GbhsOcH6KbZ3twPeBxPsN77",
-	"bkZgsaxuMwOdMoANszb91qbfj1T46QSrM6NgW9wfFcy4mptx0e0HMmBhHegZTUdQ5kiFrdjkgnycMLF/",
-	"9ELNdQ0SNaQTpgJQQKBUmd29EOqhYmrPJacHPxs1CeWSn4+MQUByo5l0FzBJoC0v+tajip3nWVqgsZhv",
-	"jFFmseah4XHEpu7nEZs2SQTWn7HnQqF9J51/AOsVxzRNjdIlNIaYEKlHPx2ekU042ZlvcIFxY49QgUE5",
-	"e7A5bWCJrrZb2/aW50LqcyCyikqjEDiKKkiMPTvxrFXgpEPZa1SQcSlbX3npvnKIbHhcHSxBRftMT885",
-	"WEB9zrKoQRTTgWdkAEvSFtR2KwY0lr+GokK6bKF4qDZvxA/YUjEHs/RtrkrWFezmCgJ0Bc+CjYO9UITR",
-	"LOUsc8+C1g0fCDMGS/EscyjqXXyefWosjVWKK02FjiqXw6kuxmrHwL5i6LFa8itklW26bqxKCA+GwoZr",
-	"3URRQdOp5jH2sCqgQHOA301P5xD52QlFeXoAfNtNUCKZavjX7m4gLwU6LYHZExmNNZiZibMDJ5N02iWR",
-	"mirNxhBjTRjuLDsjYB26qTAbUGwAc7c1vwAzwbZMKWNxAWRQn7M0UQHSyCm8EIJE4WrHILbZMX7L29eC",
-	"k03jmE0gFmzsa/smSzQZLxSJ0E/ZsL9GBBWBpVsFGWF/8iFzdBHwhV2i3Y1QT2bqnL3uBhKKhMUpzay1",
-	"3nXPEjiuvKHkMYtI3a4FnkHLWEaifi7QEYTpdJ+QXC8AOAkjIdJzT7mnosKfcnPoBh2KeqTZGMzjPGN4",
-	"+8n5xPwxpl/PsQPafSpEr/8hFBGmCmJ2PmGCpnpqju7DY4p4Wv4SQu1KS7i6YmbhhSJK5YDr8x6ncJtU",
-	"DiaZ7Ck3kvJntKq5GJyzfl9mGLO/YFlPKq6nUSMAHj+6oZiZBG2cCC78mwd3sEmOHCWe8Y3Rg6wIhq4H",
-	"fg/FkJtdNw2KfRSQS9YbSjnCHZUae0CVdiBG65XVIm6XVAQPnOM9u1gKbFWKpySmEzOadgv32U3c8YVU",
-	"nu/ahy6CyKioZvHCmvEwF6PIsYF1S0D2ziONEpZq2swk9BzAA0CkQoriR7sto4L4MShitVZD2S4F6LPv",
-	"A5LCOb65aK9Cun0u0WlrWrSA8xwa9R0VN6EExmxZbth4oqckwn1h97zVEHAWEg7iPrPKGuUd13sgXoXj",
-	"z/zt4OOHwy/RUgSQDvEzFDMEkPvgEudZOYxbpn7E0ABQGNrblqHevjWbzasrB+xvHkVIErmBmZePj9WE",
-	"rjS32ZxOM8vWiCj8+rMy4qmOI54hGnLppzwTAYpapdlEeXwGoGzJ5Hii/T0wGTe/00HrlbmMXijS5wMg",
-	"wTTWH0sKxoRLOg1C0ZN6SFr4yrk2ywJCfkSKdAouq6Zpk0QcIeFgwcbjSbrh320o3N7lCUZWov/ZsMYq",
-	"oE2gTG40CRiiqJidxDd2GClPOQkdxQ4C7BmfEP+KZWL/AsszrJErchUV2H77n+B6ChCyK4ydOLoxHTHX",
-	"wVOP0JWMSCSN6ONW+BbAecbIgM0BgBP+VQTGkdeS3EgPvkcmVFniT2NquoDOjrHlUBKcW9CHTYALMuI3",
-	"gRVu87Ee6Q8Yq0JhCyldC1SJMZPcjDASBXbLhcKf1Ww2HX9mw+FgaGS5KmADJyxT0qxfB81HpDDXUAXC",
-	"o0L79DWJOPLandupLj2cg6k8dyGJyHcacU3qtEyUVbINy8RPwI/qJkCKmIFS5gmDriNnzdoOHhQlVfxy",
-	"0svVlOQiQQFQCPwoY0bMRmYQVLPB9NYHgj1XXPncXHn2pblk/CW9oQXI+DaFa1O7D/MnIK+YPy5omrMS",
-	"RxW6bv5KtV+we4pMZU70kIsRoT1jPIJRi424SEum/w5lU4DTYQxLiG6BkbRMNhYcTUdKt8SwzlhqbEtC",
-	"ye9yBOm1O9/a3djFoaoaDPrXy0rMR43gTnjD83ZnC4MGS5JzVV7kYybGrU6F2asobAiiyQmgsSTsa63b",
-	"CtxcV+4AAS18wSQF4yim6ZhomdBpadq984O4KzahXuu2X+5uvWy/Bjx/yIx7VbDV79DXcTt5yXZ7O3Q7",
-	"3up1aDtpsdpKr86G/fC6JZsI8r/+WWYUHmJjV5Rjrdv2jePFVzutu75TDE3eAC9T69a87cCTsNYNZ6cm",
-	"rAWhfT7/85zVBwfZ2Q4r0x3iNMKpt00kXgWXSmjWSoirIjTLIqyBfRjWut9CeN14SffC8VxcLvBLWLsK",
-	"wupiC7G04OrLldGvf8bnLj/gW5qOmz/gUy56oBCkRFh79g/1JQhxx+P7qmzuEHd3OC8Jwlq3E4SVbQ8H",
-	"d65Kj4u2O2jlu4iCm9GdiiGR+n+ffvyAvekwUdcgt1UcLe9SrdMMf8I0Q1CrhqJuuwSEzJMje/DyWQp0",
-	"nO6Qq8AT71SsgqeuXrKC5x0bQbByNyCe+7ZkbL/J1XTpohc8/a6lL26u7lEAg5e4a+oGz17AHt1ZadZX",
-	"o53GE+fJp83pS7/tk1x8Qmd2cXPiTFKH1PG0DXNJqnkvZY1SRupTJrWMZeoKe8bx5Pps0r4o5+7rMAPk",
-	"LUbribuSI8w2j0b+cXb2ieiMCmVecwMqHWyQfyZ/Axmmo4NDiBIkTI2AGtQZTgpSTFBsgkED9MktrL+L",
-	"afuUBc6YdczNmF8oYhTGxsmnty7JFQqb5SIuydXFkkpC8TEtUCOgZHAoJaqEQmzeKhSU9BjNjOtrdCIO",
-	"qaifUZpqljKlSF1IEh3Hk41Tpoy/v3GURHuEiinyPfOY+sIU5P+Ep6rSMluKhhk/JsLIXinnEu1DaD8i",
-	"41xpLAOCMNT8qa7qfNb8jnyk3r8+4tCjm5jY7IYiSrnS5/gyHGZzNcWmuoQnAQwhIBg6CjAf8MkG0IJQ",
-	"wOeGHYpiIjm37lVE6pENu0AknH3V5l9Mxvy9KJ7/ezUz5hi0zRP4TBIFKuw81nnGEp9YAfDSgvs1AA4E",
-	"XD82VzVmmhrjxgLfQLC8EsnWdMRU0ehWipfbuLhPBO1VuSMAyyYX5YhXKK4JeVlAVr9CMEqE7BZ2WXAF",
-	"4sg8AxKknnz+cP7p8MPB0YefomBx5KugwigHvkKxTOTLNSPPhrYwfGRDWmQ+ouUHiuOGsKOI9j+ZR95/",
-	"f35y+M/PRyeHB1Gpd8IFmkt8IjgD5k0vmIIidWg+vlDIGGu+9JnYfXziEZuGYmxxBl26zqwWePQ9MrMc",
-	"xVIgNDRNj+PJfboIjP/fDmrml2wS17q1TrNlvH2mh9LcAga6aebCYdyAKeuZPRYX+A//Pd0avfraynan",
-	"26Lzx8745eVr3b7o1Xw1+j9YmkqjkWwZUvnpV4Bq/W8lxckkPvYnPny05poZwuVQudRv3/zTcbMoMvZ/",
-	"CgRc+OXqC4SyrGx4W4xhnoz+mimMS+VzlRtd3W/S5p0gr8fc7QIAXDp++2nt1vxJq6c6aHXOMjcIqXnf",
-	"7gBbD2vtGodXbU2USwpmFOTy94iQ0Ka2Xhbroroli+r+Uk0OxrQ/xbLXG9wgqCK7sZ+hcGAGjjnA5tvx",
-	"5KBSagdOh3EBZgrrGkEFAhlNjzR1/CtdnxcuV50RLUMBdXZUuUK1gETyUrDkvDe1pRHeDkfbO7JhxKia",
-	"ooNvjYDhgnwW/KvL9O/5/tRKywZcCjotQkGThMOp/inlpUA7yuMTDukFI3VbJ6iIyuOhm6lQ/MJ6n4+I",
-	"QhiIR0pfX1f4foxv+GGK3n/7dkMWZ4nMjDW2zjJq/Hqy7xNEpaQNJnqCmnvLUFU+Rsxff5CZ/OXR+kqB",
-	"jPfcJdUWlGjPeHTmBeIaX6uWP61quXtA8zsF5+arq3ELrxrggpM2oR/kZgEPhxANcSwujGsbs6AsnFGc",
-	"W7xtljS6uD8SI7V8wxbeyIKxuhoAHLjsY2NPqZJokvdSHocC7212c2B8aGgPoRoLj04O9w+OD6HOWjWK",
-	"kBSKOAl9SJEPIhy9PTyNSJ+nDLuM9JCN0fedpFNkocHiTPMoCLUfilgqrUiL5AICVxDCANWjgKwTTjh1",
-	"TXMw1GiPfExTOrZXsw1IFrofCp18U5wbp5sZHNGJ8cVVLCfsRoH9CV/bw4PtQ0sWOJQuoR6nNE/YxpDy",
-	"Ub6xDe3rMtdw1A4kxOGdGSkM4MATHpf7Z+D9c+z4sdduNTs7xeUHE72x09zd0CzLaOnancq1sXZq4YXv",
-	"3pxTzORt6Ox+Gyi/A9Yi/0cW+XcS9o/WPoMJBr/nfRcN2iNWoGe5ULfxe6GshcrQShOJzz0Idult8MVM",
-	"IkC08sgkIkuRsZxCDP0dTzXLlj0FhEfplFnwtnSKOQ5n5pspu45E30UVZ3j03zMx0MNaF+zeuc7Da25Z",
-	"vBy4fbny77rbl49ZcRSPzOG/CtWFeez5VbeWq+sozTMVxVb8LeBfxJzetRIYamJ1kRKNqSCJhESRno+i",
-	"IOaD2eBcCtt84Wv5fQugb8qq5BGxeQ1zfebyYFtjkVRxjcshg9YoXUnSxlJgDX9CtLQZJo18gSM2NWav",
-	"bylzzf6EiQueSTFmQu8VQxsDix9PU9LLMHeFUREg1fBAE4rFGdMqajTJWymUTJmy/ZPm/opOsXHK/M00",
-	"6bG+xKYDhzDgk1g3m80/MY3a4gHBfoHO49MCC9VNsa8+tjPqSoWt/LbHG5VQPsYCQjkd403qm48bZPKP",
-	"2w6RcpCyuYOqYwLXBSIpdunVurWLVnO72boHDhLM/K0oSG454TZaa4G1df1UcIxOMiw2q11/382kfj4y",
-	"6A5fxOpnpR2yvxorHEK+YrGd/Yu77w9O2LcIRq/TPmu3LIZdu7P1a23OhJwoQlOWaTWPJ4wFr+ZFwt2b",
-	"KFDOsRE3qfmOhaLfufbFRqgvHQBf/HLcGW2L3cmrP1pZR23r3Yuv14PIzY41z9JatwbAS93NTXiLTTth",
-	"5qZYTZI8I5I6u9ZWMdzdOl8L6rW5/ozN9ZIUdeLdfwXoIwvrO0/znvnYgy7OzyfvjQHqe6nJouI+Upd9",
-	"wAUrDPNQ+Iq9RhlMwPdXgxXNBwCzGaFuiAJUCRgqHjIAJxAJ6U3JidRUM/dA5BSOb5J94YE/hrTAPeu0",
-	"ih0aihUYw+z1vyth2E2y/k7CfVmBvKK8fDpyrzspyZtU49+W1nm4MOFAxeLz4/7P/3ydvfrp5//9Izu7",
-	"/P3zp4NXR+8//XokO+/pe3p6+fLr57PWyUD9/vur/3x4jXlPBYeb5jZXxG6cEmMDzsFa1a1V3YPjsa7p",
-	"qp6OrqrQbQtsgbKvt/nN/rUCM5U9A9s2MjnBdLGFWyAJS/kFM2p/BYqqO+vi/jEg+z+cb7cKt9XNCuW+",
-	"InxJZiv3NtbEVmvR/R2htO2irSJpLyFBP2VQfAhVhe+g3eM5UGLdKD9vIMRym3E22XzpkfLKJtZc6P7u",
-	"YvCDFOyhReE6uPUkpvqSAn5GsB+e0VtlFhxTEbxrJfC8lcDWkmC3xzLhfe4E+jMC4l2kBr5nyuMWQb6a",
-	"mP3FmcoPwSm1B7hvYsBU5KE1pWKIFx8KQHgiNNY5TdOpBde02PCRF2ARGcsL6ObE4hrRJIeenSkUTh1Z",
-	"+ilofHXUSycITLgSWdLDmOn3ZVlaEOFZVeY+HeWSfcdmnHbEXx5VWf7t3lqwXfV0nkgL4htZ2tu5hUFo",
-	"rR3XLtKP7iL9FXmK7hTX2ixCUjeWNtgzAJ/TnRA4PHdf3BAQhD4EtWxTYUUlz7XVDQfFGB6/pHhB5W3x",
-	"SGiE8HL90aKqW+WKRZYT4/b5prbG5OpRqi20ZuOJ0XOdpXUoaEZ4GezCubBJm3Z6W/F2ssN2+y8Hr4av",
-	"fx8XMb3k+qNGlmJwHwey6N47wEa4s/trlcWwBrA4O60t+zVO01uZsFp3p7WFpIPXX3Zrp6SRXfllzYZc",
-	"C2SDeZf42VVeuHWySgVGKaS8jm6uVfcP5aSWazdIRUk8sMO6hHbc/Gb/ngLwD9NIKnXne96usg78/VBS",
-	"La5RASBraIi0h1tmYKqIkhL+peRSZiMs7e5njAVQTg2Vh4DP5GCofO8koLVHdho2eBI1yVEfcY2smimY",
-	"30Lhb8wViRCVKMJBNMkZYKBbCI4l3ekTM7czEnG+Yruz2E4pDwaQ1JO1WFyLxe/h0bil+ywkKeypWVE6",
-	"XdFVyKD2bMOVAn27X4RwoTj7iV/MJtKBMArvGZCM6TwTLIGiOIjsNck7mZHONhnKPFNeGhlbPqZZNiX6",
-	"UkJ9HTDZqAB8EqQOofHQX1hJkrGYmVNVKGIqCLLG++xUKhUXA1v/d0fBBvNXKUJ6sE6U51Ma9rbz7l/q",
-	"zT+PhpmK3w7Tfx4d/+v/6+2o0/9VE9l7KQ/+3OVgRTVYsSzXGmatYZ5LzOy7KZhFdckr6hfN1COplX8a",
-	"S9DIZ2fUNs29HNGSlhjz8SonlYLtwSZ35mQo1FBeQnjoGqdkKZWwT1yGyd/M3gHgoYZcDEAVmdEZbWN0",
-	"FVeeFhjrybdbr8kvh2/+8fHjz+cHR6f7b94fHnQtRzbhrn96gf45Y6pURbGcPW1GYqdpbVGv5d2zk3dY",
-	"OfsgmAUg1m4yA2Y3XVAxVLnym3uvtBvBXqhG6NcIB3/uXfS9dKyR37dkeYDDPM4zrqegOxGKfT/Xw1r3",
-	"ty+A6wsd1oto488cpx3SEk+oHu4htR+gcBVkxVx5IrrPb94fvT3/fPK+6e31zYs2aGI7vDkcV+iMcr3n",
-	"iLWInJl9Fk/jFLLVNs1i+aHnszZnNB0BeHfB5ByQy6FMkWbSOH8yI44UrHTFY0cJNn/NQwgbeXq3Mke0",
-	"ZfHrWv2HHV6aUKL5mAGubBmGJfCVLDQeDTIjqhDui6oRSxw/nvnrknLNEJ3BTEFMRczS1Hq3pVEDvMT8",
-	"iMtkFcSCrMOFgMymxPJb4osuXbV8+qLLA1SFn4SMuXqdeirFYEOzbEzGbCyN8YOo/CNhTKS6+SdlyQAo",
-	"/BF+u1F5BWOZTRe91BKwprGJzKQKhqS25n0ccBXLLAnIGUvZIKNjuOn/VJ/InbDg+vuiwk8cpzIedQu+",
-	"ZeCihAgAEP9REmeIM+zfdIAhgyRn+OLNMgByR0QjI5HRJEmesqhRCrFCjjR3zMOW2kCVRn1qz1o05lM+",
-	"EGalJHkGCgUtsVKMQwO9Xmb2pcLdajsUS4BzyET4daPcrGvv7WXH4tdhIUEcenxMU6yesq2GGFs22668",
-	"aW3f/DUveLZjUg8zmQ8A9Q+BCS1ZM2I5K0LTjNFkStSE0RGwGljZpByfBZaG+fNfzNK2e0KL0iALGEQj",
-	"qoqp8aW9TQ9gWrB/rFadtZzRASIOG1OSQ/PmjI65psBqdjlPSefrV0Jjv+FUsQCaM7pj34PFUAtyCyxA",
-	"lkWoaTs7nuRpXe/GUz2tfTZ06ICRmNlbB4vLp59iEmyOG+/4FFPhMVWKckkuQMslROYAAYckqFrK0tTY",
-	"UN2TzIkrc3ua2XDqzL11c2ChcZpPtBgKlfUUa4FMUqr7MhuXdGvZOnCTgTQ9cPZ82cQjz4g10d66+z2J",
-	"nMCefJYQ6i3AOiUTmmlOU4sOq6VswPlZLpreVnvs6TjJxeMuCWPBgFJwTwSCgWVZPgG02oxkEoxSY84W",
-	"z/9Uy+FJnr9UE2SfD/PYP8TD2UdxT+ZYq85p7MqefoD1O0skDg4ccIEzRw4F7EDm7HIM+LEf3xrYxnV/",
-	"zGk4NUKsNyXlEAHGtamuxrVhAP83AAD//w==",
+	"7P1tc+M2ti+KfxWU/nOq7dm0WnY/JG3XqTOKrSSetB/GlpOdPeptwiQkIaYAhQBta3L87l/3vr8f8X6S",
+	"W1gASJAEJcqWk/Sc3rVr0hZJPC4srMff+q0T8dmcM8Kk6Oz/1iEPeDZPCPz7hAiBJ+SCzJOF+ltksxlO",
+	"F539znBKEJ4QJl8JlMLjoHOHk4yo12IssfovvHAcd/b1v657u7/Eb+6+nr39de/hq9sP9+/k+7S3+Be+",
+	"iTpBZ6b7gtdnYmJevtm7/Tp9O3vPvp73ft0Tb+X7u3t4WWLbS8SFvBJxZ7/X7fV6vQ9Bh7J5Jof8ljDR",
+	"2d/d6wWdGY9J0tnvTOZy5133/Y4kaYo7QYdn0nn1TS/opETMORNkSGdEffzmbfdd0JHwxpUgcWd/913v",
+	"sXivs985wektkQIlnN+iaMrn88UBmpKUICrQlN+jY5QSHCM5JbNuJ+iknM9gmuof12/fve8EHUlnREg8",
+	"m3f2O3u9vfc7u7s7e7vD3d5+r7ff2+2+fff+vzpBJxMkhU/VP6539950HoOOyKKICNHZl2lGHh+DYtt+",
+	"zYiQRzQlkSxvXx/F8Csyq4625JSgiLM7kgosKWdq7Oo31dErse1uryQPUpEASRI0IwijX/gt6fpHVxvN",
+	"MbvgfFYdjR0GZQgjtSwBuqdyiqgUaJ5gOebpTA0PunaGYn9S/5xixmCTZYpjyiY70RSrl+33nf1OTEXE",
+	"01gtmncT9MR+mmKJYo4WPENyStktwjc8k7AcUZamhEk0gz3/Xy0nfSlTgmeKeKpnSOAZsbMPoAc4TUjY",
+	"L5zJ+oas39Nb/xIT0CM/4oxUxq4OBCJ3imvAuBmK1Uv5cDs03ke7I6ZO6T76bdSRizkZdfZHHSFxKked",
+	"YFQcefh9+aEfdR5HbMRUq3u+VuGEQqtAE0zCrz9NFyimsfPxm/Yf6/Wa0uiWsG636zTy1teImv8TpgUf",
+	"aG426uz/NnJ4zaizv9cLRi4/GymeFIxKjGvU2f8ahg58cGQZ4e6HYFRiZ6PO/rvdve4b1aPihzC8Ekcc",
+	"dR5hjp0qAXyLaeIj33nK72hMUjSGFxAeS5LCumnCRLDZLhl/VnRB0pSn8LH5l9qfiMf6af+7wenw+uq0",
+	"/2P/+GP/m48Dd/D6DXXtKU7KuET4DtME3ySkC+/FRGKaCN2mkFhmotJnSrDgDH48UftVrHaKJUEJnVGJ",
+	"yENESKxo5bFh7y6IyGq8x/xoNgzOMdqr7NKXo9LqqDwGnSnBMUlBZIItj48njKd6zWMiopTO1Z1qDs2M",
+	"zG5IKhAfG4YPdwT8GzNxT1JE9efmVk6olrMk54lAmMXq1pgnlE1sU9sBivhshncEmWNFHHGgrlLbMk9j",
+	"kh4gfCPUNt8rZs04I+geC3Vti2hKZtiR/dQdqvoKoMvraMpppG4nMpuTFMssVXxebWZnX11AlE1gFQZD",
+	"PPHPOCWCZ2lEXgmkBAwlXmA1E0SYpHKBJJ4cICrRjN8RoW9+ckfSBVKX+oSg74hEYsrvBdrCLJc7Z0Sm",
+	"NBIICxqT7S66JCxWrdzg6FZN/3i8c4JlNEU8Vf8+5YzoH5omPep8Nep4p3aBJfmoztsO/G99lseD4bcI",
+	"pBQ+Rv+5U3lfdZh3877n9m76okySCUkrnV2QGaZMDaJ9h/k3pU7X6VMQzwQvScRZLFDGJE2AVm8oU2KW",
+	"5kOv1LaxmN+rvSZSlDp/u7eqdyLTxU5f8aLmniVH91htLxnzVNGUTBfVaZZ7mlFGZ9mss78b+HqtbVO9",
+	"7xP8oFqwJ0mgOUnRjLJMEnt8S8uw3kZ7t60+iAvbeULGUhG2K8eZVV85mHcf1hqMlwauGH1ASlNBW0Jv",
+	"yjbCiqHQaLomSex+9eHd3rt3eyvW6DHoKIY2I9Ky173+j5qD+DlNf6+vrknJI57kvKbCaLfC3W4vDBRb",
+	"CHvdN+GB5oYzgplAve6bQDEnqaUb3ZDAC7FdGn9nt9vrKE2zs2+4fyfoMKx0RjXGHTvIEjnih4+ETeS0",
+	"s7/73sdl+lZf9s3Mcj0aK6Y5piQNUKj16lHW672JaAz/JWF5oC1Ub5jFHMtpMQeruitF99eMwl2mdQzv",
+	"fPZ6Pd+EDh2F8jg+Vz145+YqntUpqmfLZwhvLDUXeCYYlYb2zHkekYSq+6pp72LzvDq3+2m8fGrqBT2z",
+	"eBfv3byJ3sbvyPvxV5Ovpx9+ufXPLC4G87xZHcdkNueSsGjxA1n4mOMtEaWTJfCYKD4NvHlfqfJkThSH",
+	"UDe6tOruLVmAFCOnZMTglxseL+AlytDeWzTlWSoCNE75rPgKRxHPmAyMjKQ7HtNUyBEzYhOeYMrQlham",
+	"oQvV8Da0rPTfmCvmpL675+ktkvc0Il1k1fARUwODoWLG5ZSkelxUoLd7eyg8PhqcnJ8NB6eHP1//MPj5",
+	"+mJwdTk4Cg+caU5pQkYsHxgSkiYJSjMmoJXeh3orx6fXV5eDsIv6jiCI5YgZjeqWkDnoD1PKJgESHGwi",
+	"sMC6YTxOiZh20a5a+L1379A8pUwqPWPE+peHx8dKiEpxpDjoQT4zs5qvRLElVEDT/J6pwVgDxIhpgwTV",
+	"dj68UEqDflNr/4iziCixa4oFIiwmsVoRo/7pqcCvdmVRCBpOaJSO0vy6I9bEVB1i3FHU6Jfg3o33br6K",
+	"PpCdKCVYkh1rCsJCUCExk52gRPjv3gVKSsjZsrpupCSpGsF//3M0etjr7YxGD18NPv3HX7yC4fEYJMr6",
+	"4ejP1apptQhkWM7UKtqbKJeHldCsbW1ULSVBW+pa+mu4vT/SW3VPBbHrY9oS9vjk+oJAb3f3Riw8vxgc",
+	"np0eHQ+Pz06vv+0ffxwchZrCoymJbvPvzJhwSqBPmWImcKSGvmwLjDy9Qnp21vfd7p5/0ZQs3rRwekpv",
+	"em81xTBu2INSW9osnvovHyNcVYlQQoXUt/5fQ7jNm2ZZaArPnmqTuiDJTAuTczwh+Vh+zUi6KIYCYlRp",
+	"CDEZ4yyRoOyq3o14q/j3CmH3pDCv11dcCxfa9Ah3VC4ChWCVsYeVj+Hgm8M9wXfq4Hf911Bhz192CxVr",
+	"utrmXyz2+7fVY1tf+XM8IfW5ql8Ry5TWbC6Y3abVVzvjX/zdlat9kS2Vd9KsJuakGVsuCqgX1hVy0uz5",
+	"ss1Fxi7hvH1LE69+dqYYG1xFitujSN0noKRQge7xoml59SEuLfBfUjLu7Hf+f68Lj9Rr/VS8zoeRDwpu",
+	"+dWDskPRUkHjaODpWqPRX6jRXEZTEmcJaRL/hHle3XMRTZfvuXpB7/m4d/M2eh9/TXrjvcnb6ftfvr6d",
+	"+fdcFIN53sb/RG6mnN82TepeP66LtKskWjOj6KvZ3u1b9n7+9a+9VFPxg39G9/lAnjMhx2dXGOquWG6V",
+	"zd1JDPg1ns8TGoF68PoXodXNfBa/aSut/iQGna9qC+4E1sILrhsw5SqZeaUhFyYp04Wxhux9FVji3De9",
+	"PubOUtWx38Rc8guOcSLIY1vaHqhOBuyOJHxO9MJV7ovqXLXjCtuRUKZEiTsCNkgYMty64MuzEzcDjjgb",
+	"00mWkriL8mvIfmWM07jsZcjA9jPOBBHWcSbQWL2NIs6TnZjfM204tZ+9EsgxMAWIJIKgNz0ktve1EqFb",
+	"fQWyL3rXe2PEJC5sTzEYB0C8RxFO0wUKnRZDeD80290tdi/UC2NsJWC+CVDKMxCHs7k6GI7l2GOM8m2T",
+	"+eJ19fVmw2G7VopP/ObAtq2o1+smvaVfO682meWWfV//YJltrW1LpfXwGsfatwRrog7SNzg21rznsZvj",
+	"0x/7H4+Pri8G/7gaXA7LzGZMSQJRFIrXnJtDAGzFMKFZJiS6IUZS3kd8ThimSrOW05TPaRSgScp/DdCE",
+	"80lCAsSTBM9wmfEcszuc0BiBxwgOYKm/F+VAlembYAF7AtH/RL8hWIQA6TmjxxAxPLPaf8yl0gfULZMb",
+	"TnGsPwEVAriHtTsGSGTR1Dgs+B1JdxLOJsb2dhxrVeLf9hz/O59G1zx5yuW3ijM/71wenp3+OLi47IP+",
+	"fXo2vP727Or0qOOeG7dTuAPHqtvf4cLOh4O2GDc0be9bsAngJIHL0tiGttWl7Z+Qvl/111OsrnLdnmtU",
+	"/XIsPtdjYa3ZmzkSR4OPxz8OLn5uOA62s9/pKPw0+Ob7s7MffIfBqBlLj0N9Mvoo2G/dw2Dt8F8Owud6",
+	"EL7l6Q2NY8KefQIGw8H1+cXZcHA4HByVpbV5yiWJDHkSprS32BXWYpIQSc7zt5TqJIhE3Ng1gAsfoCgh",
+	"WOlYWhQ67w8Pv9dOCJ+6+Gqo7eKob+3ir1SzZigk1pYx6Jly9sKi3OXVt98eHx6rK+p8cHFyfHl5fHZ6",
+	"ibawjpq9JQs1V4zuUyrJdoCqywnKZamZf1ydDftoqyQP/ppxiQMEytzjF5ntsz2TZafkMbsSz7Tc+B1y",
+	"pTuqcM0ZRyYVqOKPglNpvX06+uYlD413zAF4IksDNb7TsDLasDbcA+NS1CYXKhExITcTIsFyoz1NX47N",
+	"v8WxuSCZIPFmz412h5fOzdB3UO6x0FwYbHbGHW3I9nc9NHrA2kRXPyD5MI04mGAh89gE39jRVilqgKdg",
+	"X/hy0Xy2J4ZJkjKcDAq6f7q1bji4OO1/vB5cXJxddMpWNN2LsXhvWWKiMXoz3sMfou0Xlr7ckQUIM5Qx",
+	"8jA3UqA2jB/AAbApOhFOU0pAzaFm8OILkX+2RA5G3BNLj5uwSZ8MLi/73w38NmmTwFU2RSvV/4YgMpvL",
+	"RVldMQND6jMdgqTdf7+LddlMREeehGoIIDfNqBAQiwXjVYxeco4SroSoimEa7gl9KcACfDkon+tB+YHx",
+	"+4TEE7IZo9gPp2c/fRwcfTdosIrl3aGYR9lM6ex/elOxZ05NdmI7qS/S0ed6Hk7IjG/KQnwyODlrtA/r",
+	"jv781F+dRBPpz2A+Xwj/8yV8oMxDzsYJjeQG3YXfXF3+XIkagvC9laF/j2Wdu57Hf5OJSmB7mrE/vYFq",
+	"xCoWqqo7Ui2YVt9LE1anDauvEGaxjsYXMsWSTMBKF6bkFxLJMHf0qzfBpJcPDVNp7BP3GIbB53MSo5tF",
+	"vn5mvbcDJ+xHbZYTZoAlrDKEU3856Z/vSd/UHQe6ROMlp9Wcz+CWq0yj6ZqDUPI87M8EjEPQH2hKJEW3",
+	"ZP5F/vt8DwePySZMYydnR4PCLubcfS5iz4dO0LHBnJ39jg5Xc60IkFUPkbUhvB+imBMdYUoeKGTAAxhK",
+	"zOG3Kb6DfDIiwMVBtd25fIfOyoG6eXuCpHdEG8TgDejvAEVTzgUp7gd4NjY3DByPFz3SzjIGzuCKOGMT",
+	"xlq657Yydsv4PVOrkxJJUxLr74L8fbOxAcTHFZm42130LUTc6m7cYNvKSjkXJLwLFyQRiMpq0KzaytCi",
+	"Djmhu/rJgRNiLCReCBTqIOPwCwv5TFnIZi7WymXWqQc7/CGXaqBuOk2uhc+Yxk2X6xci/nyJ+ITHdEyb",
+	"wF682Yo69LqUaQh8MT6w6Y4VgrDQKstGCO/4sUq+EM+fknjO5oT1jzebiKThHjKnuapkg70ZQ/uoVWoS",
+	"yACdfZYlSZFipS769NokJ7VmqXr2wFgvLJiih7GGbvMhem1BL5wphvsbSUD6CfJ7LMAQZBMJBOlETYlI",
+	"QSUPaELvDCLCl5yfLzk/pVO+qcwfqj2210aI76xIyTEJcvsIHK2qWwwYm5korFhGQiEPIIaYE26bFR0n",
+	"wbnU9YsdeG8/cPIrT8J9hE3WTuGXhZOu34NTz3iBLioQRqGaelif+wEKYequhqLed5OFtkK7Kv/sfeqm",
+	"PCFfIkk/83PppuN8k4nF806na4i+vlHNPck2v48Kk38DZpPvIv7jD2ht/uZqbjDQG23oHi8KRBMDcxXO",
+	"skRSicXtpTHeh671HrwBSwaC5+quxsm1jRgxAzFvvhLQ/z1WMoFOHo5JRDVaGANJQXKegJ4mNICKZRia",
+	"OxjHwZfD/1kf/g0leFAmsvGYRlTJpXOSwk3EmagHw/bPjyGhITeSgSkSLF75Z8ZsSAXiALcJGRj+A198",
+	"9GJnvdqFuYf9Ew415pfJ2ogw03ZAFueCyJcD81kfmA0GxdrgUUO56wbF/jlU0fIkFPl/CaD9P/BYbMob",
+	"Bi4Sz4F4EYfUPnq+2+zPcQqdZXNNQa9EGzfYl6P3+R+9zbiSNBkxLq/BXdRwAsNVgLq+U2Strda2CKgj",
+	"tOT+ye0u4Pj+E+l0lWUJ981PoX9WX5xb/2Yn7BwvEo7jIecfcfrcJJG5buxacn6dQHPuKTMWUp1Bp70O",
+	"Au323n797qv36GYhtf7w5zR91GZmrqLyXNAJ/ebLefisz8NFxs4J4Nw/7yikGbuem4aqV02asRUmQDRR",
+	"lwxnObi1K9PsayWcSoQlen23+xr4s3i96up6nWZMvF7e8Z9F6HOWz9r2MoZiGuubl8UWUBxgvhHEZxxd",
+	"n1+c/Xh8NLi4Hh6fDM6uhkUUMIHNQzbYF7MYTTF47agE2K9tKFFilj3IDZZluyD9ctt93qd7yPkJZgtb",
+	"c+OZRxxLcg0+9GvHh+7cd3Ufe1ACYni7Zz3JTcfO7eKFjl61C3386lPT1r9iSq6y+UqgiDNdtCRaoAjP",
+	"IcM+JTiakvig4kcXeCEM4LcpJvDFb/5/qN/8iuFMTnlK//VcwAoruuE5vb4lC6/nnKe5G9mY6pvOnRoV",
+	"YdL0/2Jnz9dNyRVuZmOuQOtfcNOUZzgZ83SmWIsJ+FU85o7fEpgveZjnGdV2yUU2n/NUkviExBQPYcbP",
+	"WfqsaPF6ppq8hlWswCKqxndUZ8gClFa7+fNK//4ZuioAteY6pgMLPFP7IjZ8hmxqo+rxef/nj2f9o+vh",
+	"2dn1x/7Fd4O11eMXDHGuDS74ouD+m9FyCsImVRtelHx9BjnXy9HUVV0TIG1q0sRIUBZph4at35YXcgQd",
+	"62VpvD7ioFR1xjNMiOsuj/Egr9ijpFzzyZdj8Zkei4uMfUsZFdPnnoeLq9Prb49Pjy+/r6KA5iUe1KgS",
+	"IklcT0lLMxM7laQExws0NmN60QPhDjnIzSx2CKbeV57GpacR2lpiRc2VL3T/edL9Zjxrioj8KVoX2e8F",
+	"gl4aQ1AkKmes8MYty38GS2Ely+tL8O/nTdo/YSqfbce3hPVT/3h4fPpdA183KBZ+rp47jKHAcTke9Xc5",
+	"FGbsBYNfNqIv/P7f9FDYOmabYfqXh98Pjq4+NmFe2M7+/KAX9Yk0oV7Y2mtf7oXP9Qhs1P1z0R8Orj8e",
+	"nxwPrwf/eTgYHFWlfrfQ29u9x5auoQTLF66v5Bl44PXtzEm6Y7MlG707X3w3/8f5bjbntbk67V8Nvz+7",
+	"OP6viu1omcvmBY+GO55gEz6XzXtbrk4vr87Pzy6Gg6Prk8HRcf96+PP54CnelhddR98ggy/+kn931mDK",
+	"ym5GxqyVcypRuenqjyotBUYGWxnqCwrMvy1N5ySk6wrv9QHR4xDP8Q1NqKTE1nmak9T+RR4k2E7Nqymc",
+	"A+PNvuE8IZipAc4zMT3lko7NmRD+1zS+nlmJ6uPH3E3Ob34hESxjMci0AbfGSHU4jREfo/5eH+12e10N",
+	"xObMI6rMctkJ8q4MHCOoq37M5pk84bFuiEoyc2dr6zgXARhpihfO52eZfOr3ztw97+sq1J4HgkRZSiUo",
+	"CzQlMzXZUtcrFuOy/r1vfLYbpTDP9ORwrH10ODkv7UbLDnVLHR9hiFuaJGvNArb0Un3mHbyVbSCnb4wj",
+	"sn7j+ae+DoyPcAkRvxIozOYxliTuS4CLq9c6L8qK/1Pvd5ks/PMoOg/K58BH0l46zdf705IzWky/xkXm",
+	"KZc84sk3NI9HrkSs/P3y7PTi/NA37SD//MemNQx3u70QMu173Tf+NrI08RyOypKql4LaaOsDWLYMmsRq",
+	"Q+wjWMIi9ySND/S+xyihQgoURlMsdSluBrhbc5KiaIpTHAGqj66qt0WlAN9tgJwOIMrXyB9iu87+VvEO",
+	"++l6HInG3tfoExlkIwPjT2WZEk/W+qJCDjS2xf2rxwwabqKCVNIx1pDb5V3A5smxf91WbdKMSBxjiZs5",
+	"q0wz4hlU48LOcbreVXCOU7ly2Zxp2i4almpwpw4MCAX1E3MJkfQ7oFgR9aLYR6Ga/z4aZb3em6i/1/+7",
+	"4OxiHtlgOKTYCDwkIUooIyJABEdTNOZJwu8NNja6STC7hecHCKNwH80pm4Qo4rOZ6SxdoN13OTiWLqh/",
+	"r50wde4SdB52YIA77ST0+rhhCft7/e+IHGJx6wAw1e8KiCsUio+E5vUQbRm5x3Pyp1RIni4+EjaRUwCs",
+	"pYzOsllnv+eEJUoy0caehiMtCcNa8VnOQGnctNXfD4fn/UxOK3d77YzcEJyS9FuezrB80ikRecPLh2re",
+	"axiu2aA8V7rKzBWh7VycH+rUfw0zu9vtoRmRUx4LTaihRnJKILlyPGKhrlPfTedRF1o+ZmMeIt2xQFuh",
+	"gy6rr4ZXwmALKD1SF3gfMSxQWHEThEFu6TRX1StR1IMPh/1LR98LD0YstMwkBIeYrUCKAQObsonYPgBv",
+	"Wq/7Jp8TZmaooCSOWKgGFeYJJtbXBkjyFekbtGAfNZfXEabZ7fgI0zK+Co+QaRbJLCVxPoUtQQjCN/yO",
+	"bJfhklcRBAyyeH85YTQeUYc09rq9HMPYXPvqnBY7VLx6o0UNQPAZMZ1DBLlRgO9FpSDJGG1hbXECzH6b",
+	"05r3MCFSEZttcsQMoKB6S3VNjElg27dB+thjtjgbd/b/+VuHZYnBeCxdKfkpy9eSZbMbtUGfAi+maI6H",
+	"sYUNYSFw0erPtgNEoikvihfa4p2PQecXwVk6jzwLnNwDrPJet+eX9DS5eoTES8JsBbEwQPDnpVVI7e8g",
+	"RNb5qjpecGjgrdeCsFg1kf8NzeiPJRa34vWESPN5r/vGLLnv+sX62i1WfqVqlM/BkqDajRVfVe6VFl98",
+	"JBMcLUxPqtNzPdbWn6r+/pGRdGE/rFFInyHvhNQq1sYMzMhhsFACsHmcpg3vUHK+xhkEaVbYgCW8nJBq",
+	"jEDd9xO+Y34EI+8Fvre16Spswlzwq/mEkWDaMYpA2+kIBdCMMCUiS6SmPx3rXxcEcpNkO9FE33y5RPBC",
+	"rOGVQDQ+QKpNk0flsI2IZ0lsi+4pZvhMxqBX6enHzcpqq4+Aorg272n2s07LBUWv9/YlRLxcgXkBpO71",
+	"Prc6TamB2saWOOy+OaGeJTwoWKx9S/1xMGIgrIMsDQKul0XnDZcWT4Pf9bpvRsywiP0Si1Ad6GRYwBWt",
+	"sW5pv9axQfCmVWSQNssYLUQx82am0SwB63Gsbc7sdd+Y077b7b0SKPSYeMIcMUexyCihapxaThgTGU1t",
+	"vX2eSRT29/o7xpARfjGUlu1MZEzSlMTDFDOhFnnzlqpe900Tf7IG1NJsm0yoaxhBqrT4coZbTeL/juZb",
+	"v/mwZNbdmLW2bIX8MbfdvrQV1zCof2PzlZ7hho1YJRHUJ+hZ5IWCoaOt8JayWCPFmsehx3gDDucHs+Az",
+	"/GCtOLt7X3v4h2qyYeWhh+N4s/uy0eUPOinXvvNWjVyol8HCK26986psJ6yNuxKmv3X21lGDVlnmSoqi",
+	"riBUFTgK5dC37QD2j+1ZqpzDKCJzSeInX5A3CY9uG7ywwboWw6rr9xAGvyYx+e4Ix3CzjrL6DJKu0MwK",
+	"S5BDzZ5Dr8iqJMJJnsQIw883C2TO/5Yu1x2gcEwTY30Aq5zPh/OUM6qaXfujJYzkiawCyqm3O6RLV/vC",
+	"8AjCFD3+s5MJknYCXUzE+bIYcZNQ8jvane2oaqLgVMp5Cz8vPF26KqAOemhQMcemW0c981GZvfeewNhz",
+	"ycHDcko3WW2BDMtZv0vnzLd0Tm6etm3qzNraeNMlBW7HYsHyHlbSgE9L95DFOMWTmYODCDUwlVrsoxNL",
+	"DztaB/aSzHxOWENgEHakybWJaDnRNO5kgoU8nGbs1j+kpzOx9WQN83p5K/P1WLmZrvF0lbjhtTm/kCtw",
+	"M3frKjOJPSUlbi+ymxmVEsCp7nl6q52vEG6wkzceOKnJSlNiEUngn2MNFKDG8QvAXqvtyOTU/dQEQS+/",
+	"SpwTXLtGniG0CDvdtdiI5n10RoTEs7n6fGzuMCUwkB31aOUVo7tutSFlI6IvzEXbz4zJrOH20S9ZnnKg",
+	"xB+GkxARFpu6VCAlr1KJansEzfiP/Z+K8W+GmZgB2Gk37F87zbTqdEC73V4eoGQ9kQIqEIFsK56rrUJk",
+	"qbCxou2Vlz+LMtuoxpIxSQmLyBC2bM3ZtVSC11V/19V7/VrNGSO5XoML4klzQ7kxVHNG9LVkdJsU36v/",
+	"ZGniaDjNCk7VTbgA95euFta1Sk2jUWjmJqdsjj5SfF9irjcLSXxG3AZNZ0kAom/9q3rOxdnHwfXV5eCi",
+	"E+h/Q/xH0zXlC9it3VTi+WG60OdHKqTHxtswsVVqmNKJ/GFCKwbTEF/UPI7cK3VYtbaU6e97fo8kt6EJ",
+	"KCxJUSG64Zm9s9RhfCXyN0IT1TBi+lu01UMJwXe6ZhvP5PaBE/SAsHZfFqWectF8xLbClMgsZcczoG5J",
+	"kkWOaj7ljGcpibcP0DwTU/VbEYaPcAqJy6MiecsX/vFsi9KaomVtNv4rWy3o+UuZl/zBFKskbdfDqe16",
+	"/jCSJRF5Neteex90mVTXspE93zrWPgpwheHM51RvHAokP/kjCESWyNqm5DKLOU/6dEFBRTB5qP2YUeZ2",
+	"sRs8WYh37Q/GCNMqNKCJIMvxAOstirqdV7jOA0QecCSThb2iFa+ZkdkNSUWbhcElA0PL2XpjB55IusLR",
+	"QFp274t82NRm2euvdo0l5tc1As99XfgNe2qjrfAluVNSGKIbpDAGnYIFoZA6Vr9rYFwjhpHSDXcETyW+",
+	"SQgE4kBbNuohhHZCNOWJueF0w1CFdMSKe049KhVqtSGh8L73wnmKlfF3tS+ub1l8eT1yiemQrrYTPtdC",
+	"eADVKolR4dVcDPi3emNMUyEDFOa2txBxHc2lfnkxm2F7a+EfbRR8kjWwZAXzWfdfaSwjclDEi4MtEOQ+",
+	"HfZ9OewPB9c/nV38cHz6nU0vch8dnp2cfxwMB0daOXOeaFxJuDKtIuI8vbz65uR4OAS4g3pP5R/zPso/",
+	"51Cb7qv908NB7dfj0/Or4fXF4B9XxxfVZxeDvw8Oa233r4bfFx80aEqbMeU9wYj3+5nvGg1369jVfl/e",
+	"9sxTtYwN6gR2j/sviydkNcfRn3+jX26+CgB7RrRs7aN+eVmgi6QkbdnaUL26LJEN2sqHGNiZL1mtb/K1",
+	"qRwQzuRU62518dw8RLr5AF1dHrlxvhkTBK6Fgtx5dgOGqYYAYxtODHG8RIr+yt0a5sdKEeLce9f9NMU6",
+	"PcJAG7wymTcCwQcaCeFqeKjnA9NAW+8BYm6GE51qWZ9CZchV9cismx2UM6Mlu5BDOtT2wR7MFtRRwpXw",
+	"puCX+Ip502TfLBncx5zgK9e8Wst/ZNxn2DvhQtrFdnYAzfAC8XvmTwMiLJ5zyuRJlkg6T8y5qFtsZpgt",
+	"QL4VOf6T/VQjQ5X7nBBt0PaYKuae1EQLuwUpujPKMklqU5jh24ZUpueeZnOC1ci8CxK4y75k04ZmHLl7",
+	"TWIW4zTWwhq0LUk6T6kg/vsz8scnrZNsvGwNyvbFKWZx4tvuPkM6lALEF/UvEaKri4+wA3abdZK0LpZe",
+	"1CCNMBuxCCfJPsJI0AkjMQrPzy6HIdq6NKuBDDqLQAZcw2a/CSIlZRPRFSRKFf30DwGN+3JweDEYhprP",
+	"CSK30f2UC4L2Hh5yxCAwC2oLRhf12QLp6qcmRWoLMzRI6L/w2SVkxCEz9231qdJkdN2nEXPmJiReCDRP",
+	"+WwuQUNryDlaFkyJZ0QaTJdll3x5+cE2D9ZWjLZC1ey+SRMMA4Qlmqljvvse/fDNtlUn1C68EiOG00kG",
+	"aBQHCN9Anu+MYCZQ+JvbTIAK8tpHv4G7d3/EzDt6Ao+Pj2Fpwo7hXp8c0TeV9n2itCIBp9YlLKhbc39O",
+	"UsHZK1EU378hY54SRCVKMybQlgm3RWCZ2XbOfRNv9cYD5yfDf2rVWx+rloXlXMQaCqs6LEQ8r7fR6la/",
+	"n/LEWBu66BsiaGxOmDEiQa4riQO1MLZ+NKRTj1iOZLAzpon9QOMWQL61cb0jyec7CbkjiX2FSgDpm9A7",
+	"wvzG6xxxZvVaWG6CY7Ws9G5dLoTndGA4ru9akFnKdJb5YUqwJKivC44ypT7TCYOjaxgDk+gGR7dduP9x",
+	"fMaUKOXPqercUL56nFiCq8cO1aSBrPruEF7LP4Jhx1q4wknSIk3KEbM+VacCcXMJkeQ85ZJElSvB0b8n",
+	"HCdi7Slq8Xvl6inCSki8Wpf7wb5oO0h4StYjkBmZGUvTsm9O9FuFGXTQ8k48qbxetDAks3mCZesmive1",
+	"fpfSSLTf9BPzgXfLdWlgrx6pnpybMtcrB1p62X59aa7dVl/nLy+9+YC748Sk3ixr9Nx5VX2ZZBPK2hsx",
+	"z+F9Hz+ecyEHT5KLbObodxmNCWBerPr+ov4FZAG1W1d3SVtq95C6k+v2+qMLgDrwKWQLx6JNBaLM5rQe",
+	"oLlSlAw/NagcoQPt7eS+ruQJQi5WR1oc2jvrEt5Wny2EJDO/yquf5TLYlDjoPULiVGrREW1ZqWivF/R6",
+	"veItrU46kTN7vV6v5w0yaHnWS4dc8rk54+2pKwek2th9kAmS2qNYnmqwGlwkt2LkoU/qZiwfYZff24ul",
+	"uA0dQq+yoyCvaW7Ptef2cq9Id3kKHvqEfHFF699kSsZf0+cH5gvj8LwlZA5O6rzO+Y0R0JQgmxPZPqIz",
+	"HQlQE1MKc35++sxkG4NJW7M+Pb1Dzu5IKgr/NX441l/vupSes8XSzb1GP/lFXuvEF1A24yldI2FQd+Fc",
+	"4aVJ9Fr59iBtFtbWiTxoL4v3zRYHGk5Di+W5yphzHSVpd9GVkaytjI5TkmuRAgTR7h8sVAMBt7pGzClp",
+	"JxJ/QznkRD5ZGvbJrtUDSBj4wgJ0BC+bowQ1rseZ0EdnU/LuF0F2pSBrRc+VouEp1rnJTxdJc9rajFy6",
+	"kvbtiH9vebWYZ87o9nyM9HOVYb8Igm0EwSeLbfDVE4UifUXGHsfCMjvMbzdYkOssTR5fa//Caw0YCH9c",
+	"01gjBPqsoyXzR2vfkjZD5PDf+j677u3+Er+5+3r29te9h69uP9y/k+/T3uJf+CZayy77BB2rjdzsSrHu",
+	"Yn5aLq3Ez3RDuZu6cV+UO0y/l3u5D9uI2B4XVrvlz2YznHqgBCrZqU7wiOv4b01uNp102QfGaQHLAMHw",
+	"3qxSdwSrFlaLN7HP3QMPnnRmmqAK1sFtWQraaoe2AtfPmeAGCNwu1YsQuB3mZgm8TbCFffFzp+QN7PDL",
+	"bO3gwWIOraUJ+vW+HPDJuCcDpeyV1X2I+heI+vS/p6hka0qyG5QT9MptYGPNFrzI9vpDhbWE0t6lV7pp",
+	"PEI4nlDWKrXgvHjTe9JFp9Ta0mltYOWtoLn5dT/JNdm2jA/iyXJD1XEDVpv7jmM1E/iOxADbyrovJ2PO",
+	"yMxImDd7t1+nb2fv2dfz3q974q18f3fvhReDuuDtFPpL/e7SfDZBUt/K9LUnHxznxkq1c09j8PjydLEa",
+	"7wIucLs3ZgD56N3la9zwU8OHygPbRZKj3ZKaZS2eKZ3NIPACUo81+m40JdGtSexSz0mMElB6tk2mRJ7e",
+	"6guNgVPKU/ktJYlZJAgQ6OyXJG+PNVedA82gBRJc6Yo3CzcC1/28LNR/ahyIjbWuHs2V9gP48ifKYn6v",
+	"DR1Mp3et8c2cpFeCpEeYJu26MzV0KlShBmsHUGm0kQ6guQ2wJr1+L8KbiuBju78YLKiAa5D/U2O3Nu8v",
+	"NHKoq/f/HoJh0BmnfLam3y9t5fGDmDMSazzwA0Rmc2mio+6pIF6GKvlztOOC08CcoLl8sJ+7qKvnrA14",
+	"flMVvEAEwgY2FGIXBZEH1ptqwtUMW3wlFBc1sbvNJNtMqkZyqcefF/b5lqZJLMc8nXmTgZ5xw/pDFl4g",
+	"mGGTBp+Kn7bllNc1E5WcnQ2eU7uNjRQ55DxZP2S0uTTMeExS4hFDgKPledSS80SgORbaHPv+raJ3HfQ3",
+	"NrmPnqJmpYjIZYv698uz07Mi5wFOiv+8nRyeWwFDe2rDWTQPYXzdpwttalGtyOaPM8zFp3LAoTPFYi2X",
+	"7p2uypLXxShvY8HiPeC2dlFW5LLo95Zy4HwwvoJ1amRrqlPVefly/mxj67W6usQQNBfYYS+f7QZEGb1q",
+	"LyLK6PSiJ7qzF0hkN4LkGYe2IprxWQdonmQ5blDYRQMcTfNwIBMompJ5giNiAYTAwc2ZCVr9g13cX7zV",
+	"X7zVX7zVX7zVv3vEZb4cX/zcL+DnfoqtWt+THntMBAq8B+1RHSVhb0YbxaWTigAUC+kvgXk/u3rj56GX",
+	"uLqIXbcVkskmLEF2715QgPpjXdeBS4VPLJupu12+L5+LEYXhZCENEykvbhsLWNm+wCRJTQLa0g2xfR7b",
+	"D7T6tE6Iat7GN1l0S7yIKautZuWl57KFDJj3O9SvV9feNbHl65E3nk9z6VaYKXkQDIS8EvGSHG+lINCC",
+	"k95AQ0h998TE7sBRN+t5vkZCbHg6f9ezYoFa6DL0Q2N/cK2uuXG3hIkrQWL/OCTnySE21Viqj+tAE6kT",
+	"SyE6peaDfAvydXGbr0956TY/k1vnB3fjrLp2PB3j/ZRnKXy88JtAK8fDh8KRuxQ9goAbPq8TVe+IrZ2Y",
+	"KmbrTzhvfzLctjZ1MCpyY5YyU5qKsJiYclxzo6SgMaZJljbMA1J/h0Bw9YZB0EVbWhjdRpouXQCj6vz8",
+	"fdhsgEt85zMrnpjHNjGi1GKAbhZOdrmxPfbPj5u6KvhDtRf9RA3/hsspgjyOfYTrMFsF3peGHpD3XJdC",
+	"y2vKm7yULjBZ23KoXxeIPJhr2iDlkThAnEUE6ib7x63LcTftg8aQRFsGhZty9vTNSCsMso2Opd5V8qdY",
+	"m/lVCJXzBGzEwvFOzXBTfVrV0qCJ5t2msEQaiRxthfx2X2eMh9uBkwDNE7U4UZLFJYOM05siA09HR1RI",
+	"yiIJZAIqAhJzfruaR/gBHEUnqHAk23OF77sHs0IfKy8FZ+Gqp69CAF5ubLL6j0xi/roSMnxOmnDIDDzB",
+	"esbMC9cMCZzglUAO1IFOXlR6cWi63webnFsKpJigIpsGH2xhbXcU1XerA7JNk0E++2ULe+It3RwyckfS",
+	"cB8xrjE1zNE2rg3ATjhAocbgDPdNij9nBMWcCNd3CA2pscCr/lvTDGWladm7xRayYQ3huUpTJWPS+7cQ",
+	"/WEzvlboQkXvvkXOTb4eTApTNVzjuwHpQLKXWsP8J7RV5HFh9WiHJPqB+hquas5Ii5zN3Ha7sixoxcr7",
+	"Sc0ix4daN3PRZawLQFyKQeAwVfv5XDcGdf9psggBb+dqeIhivAhGLDRISsXvBqUpdONDSl+BRxAaV4xs",
+	"xDSLJPgW/NpUdlEfpRlzLOJo621vD4XfXB19NxheD/7zcDA4GhyF2xrGgTMyYvAyjqYkPkAYPgc2D9Iy",
+	"idGYMiqmxFsZPbZhMeQhSjJB78iJRU7WvKUuas3wg34Bsg3VcfeALReCmIPS9WJ9VGN8XqgjXyalJ690",
+	"PULsl+L4AsTwTKfGgmTF+ew4VueOJILATzruzSDda/xcK6wlMVSqpqkP8dKV9tZKMy1wm6t5pkvYUNCZ",
+	"2wCJVSZfZ/ZuUIWeegszqBsKuF5mUL4knxo39gfXh7QG128y4a6I27PRjm71Cocwmz/1e92huebJFYGp",
+	"a8ysFNxS4alUTo2ktyA4FWj3w1c9xdc+fPjwQcmAV8PDQFOyekfngVdYXU8dAMomiMqKqtcMR+ldt71e",
+	"i/V+KuWsXNg8i+RzX9k5TiVtqmnTplqIXpG8YMgSAt/Y7pgKIys2qamWnxBUSNxQz+8Q6jklJHa22Mtn",
+	"G2RmZzl9wXAgTIE6/UqgcYInBxroOK9Nr+tJoSiTJm1ihUHJLbxi+/YtSXVez7N+1VZp00awip+wHlqf",
+	"JOu53aIplut9MedirS8e/dOQh7mdwmPLmBPWP34lUKjG1y1MGqHBpvNUd5hyGvlsOgMHeV+/VHLXrfDK",
+	"OsM8hI+XxD3W+75i9AEJEnEWixLroUy+f9tprv5W0frUKkSzebITOhDvoJQhGnvj1/IIh6ZS9w3fmT1a",
+	"a2GKCLysDXBz+eMrfU58vsfcu2vX1wl3NLttu/y0ksj6lr1V2d8KvucjgbpPCjSN68Iw0H7+38KnBpUJ",
+	"bK0xeVjq11ivfWueyzlSdaWhv6LxoDKZ1Subo7u3PMPdyODUr3uSz/ITbOPTjWgANICg2Sef7Yzdtjrg",
+	"TzzCcM3hGVgEtVEGhqsreumie8vP8UZOKkzzDzyuLYmp6ZjFJGlxB9fbO4LvHoPnnFNoqPVhbThkegJP",
+	"PGJHdvYeAHnmzxVrI6cuY5MtLu/6utTDaLIkQRmTNMkLUxTUn5e5sBUShOTzUukD9YNaowZ88mZeXdC6",
+	"w+69zKgN69fLbAv0LTNLl/enMZGvoTo1FO/TpR4BynVh6vkdGKxi9ZlAWyGd4QmAbYQBCsERcI2zmPK8",
+	"qHmAut3uNqBOGQTUZ9S8XnJp1W2ougKU3smgFFZsSh4LZGvF+jZ6xU4UNblkYylUgHMGiC5rzjXHRC9s",
+	"YKK4SoutFuoXTg2OLCP3EDCYC1yw+sIupcHUpwySLe2hyT2EMxzr6p65B6psE15Fy7896RJzSLR2iX2q",
+	"rePKs9FiL54UdZ5LBqotVDQmrFDbRScm2I5xaaCN0ZSkBG0JPJsnanPHlCSxCFAIbjtF9AxKXhpx51rf",
+	"0+4hsMX2tPvWbqNLnfwegMMh6BPh+TxZLDcnLk9NDkqGyYOC94VK4w5zWjF5Xozc5z9tFfjd5bhNoCny",
+	"oA0ZTyARs1+Nxs0Vts0lWgWNSxCIhrMr0ofkNYPQXw07ffd+palK4DGRi2saEybpuAWEf1VgsQE8SsYq",
+	"ZQT7zdKmKqQwPrUdyHSA+m66EuFSaRaOecPhduxHejDX2s+y5hbq4nJn5lNjLXrKmtSqY2hZbalxeCk1",
+	"rXUtOmJL+4FXWP+yqNn1RZ9c4qmZ1NqsRFnLWialNWjk9nb0qgGbEOQ8lkI7qhYTNAPwDD6TU56WShN3",
+	"0RlLFpbPQbXO/IoMC78N+O4KBuyKAjHRZri0k0fCB3VDpQ5iUPJ0xqKWN9alwwfcqVzWTvu+Lpi8jzSI",
+	"ma8ZCHaFKska2ixEIDMYN+qYJwm/1+IERjcJZrfwPECExeoO08EIupN/Hp2dDj6FaEtdeRoeATOdja3H",
+	"s10njKDzsAPPdjQNPIWRmNKMDevUUKmuVPIS1+9xzd8ChK2cnwZ2TjbSLMin195b7rM7rPKba2EDAl3y",
+	"+p4eYajMVVdwsiqDLx91E0F0nfmrv18SFiu5tNCCgAy0QSM0mnJh5wszXdjWFL4oU0ub22a1CnflH2gI",
+	"gWvXOuAoT0eXWcpeCSV22Tik8ACFOvovfxeOfHFHFr+n2k9jww5fCQR1dYlAIgOoD35nkJBNPzp6a6un",
+	"PQFUKh6pQZQhnAcjGKS32m+l94ZoYHfgTbFqxTK00PXLLQaegVSa/NRig5rSmiEssYjmkDi5tbk/VArN",
+	"gY/jcLss5xp/SwlHBz6COizQptltU96tiwba3mZyPPGMQOjLjQUxdt1ae18HnTmWkqRqlP/9z/8ejR56",
+	"vZ3R6GF3PBo9fDX+9Ne/+O44J6nyKWAEhSD7piK4Bp2M0V8zYh4bPPRDzhhpqKSEi3J1K1z4pgmnzJc6",
+	"2MA214RBsNfisUejtvN0786I0LumMEX72pkvxCkPcnWgk8w2es5Hy2iGUgTDEsARamsLAKmZGpqa98EJ",
+	"j/SSEr93QlDWIim/VH6uTV3IYh9NacjqkbaTs+3lc7RDKm1fef29x7tGON7TfcOtVmoLnBnAKzugOttr",
+	"SC5zs+taoEDlry8f/O+KfPM8SvRm1T2bMAoMm2YS+YyzsIrp+yH01gNncBhuO3SG1UN6pre+PL2N++or",
+	"xONx65o32CREWxC1SNkEok3vMZVg5QIbJgTuRxiKjuNbgqjcDkYszHllGKAwpqL4G+JT53MS71tvrwEI",
+	"Um1bUh2xlMz4HYm3gxxzaMvlLnkQDZX76AbHOp0gUGwJwe83ixHDTJuloZ8DJAhBoab8cFsPSwmnakhR",
+	"SsCGgxOBZlQIyibbOjQztz/m66F1Uz0btcbO5HJYLvgZGverfVp0KQWyVWiERxAbfrxmQm6DRb8agVy0",
+	"HqyMSzODbUJMbODq7QZC41Y9Nxgu2lgezMfVWKfnBSuZgZ2n5I6Sew/gjJB0hiWJh0tk93WrpVRW43ET",
+	"lVFqhPi4gVooZYLxtFjgB3hw2wyCzzo9tULVyU01dt2dmZXLA+kxBLVdXE0Jz+b5LlW9AM/PF6s2vuYM",
+	"/82CTTUMrBSo3V7uqgKgKq1xTQTUW8ridcKhf6Aa9lGpUuYoPk2ZOvTL1v40v+cpQKvDuSvZSpzPBBgx",
+	"/JqOzmFYt9h2gfJXj6O1QLAp0VAWpaTWfXQ/xRJNsUAioTHiWe7DuQdI0aKm7F4FSyQvIgsKHOOsAS2S",
+	"yiYTMjjISimWAUR6So6+9vaUBxOk4D4zXTpGiK+Xh9VWs/dSEsmSOaRxZ5Zj5gKhl5SBEiG621ql7lWH",
+	"trEMwHJAf+F8typIJe7UP2s5rGcz5do8X4Az531sbrQvOsxaCDiY1sru0uWGtv/wG9qqrLaumSiuFaIt",
+	"bBJxAiSmONWeDIhe4wwi2ajchuLfMZygEG2p3+EcW/M1nI1t17WjWgTZXX3SJLnn49uQ4lnasBeBbreA",
+	"giuQ26tz2xwpvpQOm3fQLvLfQUoXkzXlhBmRuM20zUhO7OvL8gs00F6RK8aSxb6TW4BtZoGuN16BQ9C3",
+	"kI1Q82P0bU5BeqpdqOleyx0E91OO7lMuCaK6cuH9lM+KeRkEArH6unOzKlz9zR15SzLa9MFeorL9Uefb",
+	"menmjrm7fC952s8dubcGZpkSdXBc91HEZ0SgccpnJYDqObXWm1RbIRIySTFAEd1TdXN5L4CjFoCaC3Q0",
+	"+DgYDq7PL86Gg8Ph4Cg3V2GkETndkRDWbCk6IglVl1odE36uHfUds84kBvOThpHwN6Wn6qI8to+LC7GO",
+	"F7gSJBXhPjKNIZbNSEoj45iLBdrCDBEm04US0WM6oVIztu0R4ymyxnuBtiIsyA5lgjBBJb0jAcIoIRiC",
+	"D8K/hTYKbvsAmOGIMc52wBkTaPeqnBJBDKgFhNAZqBJ19+sLvOCsW3n9BswYScSIqS90NMMYLHfbvkRs",
+	"HM8oODjXKILuphd9CupYHLBqxWq5a7INzNAAMChWGBO20M4o6x0tYjbV8trmytqBInSE0dGJ9ZuCs+Yg",
+	"15He9YxCYnyO73qPQcfd3rWztGBN18Rm5TFJjcCrqd+fzAhhEfGQH52IFW+cEJYHSNRfU4t8gSXRhSSa",
+	"te650vMoyySxC2dvIL2uSoh0d3HEtkzMHtrtbR9oOHEqax8zLqeKspXsaVB25JSMWB5oyUzeuMblAWLM",
+	"8+Dfl3Lgd71QLTWGCV5xvegVUd2nfzaAd0cG6WPZxsKnh+pFwBuWmK4mBvjmyLxbTh8qb8z32QyznZTg",
+	"WFEJch6ulghg8MuLvBVjdzjr8emP/Y/HR9cXg39cDS6HnSD/5WRwedn/btAJOlen/avh92cXx/81OIIX",
+	"Lq++/fb48HhwOrw+H1ycHF9eHp+dXnaCTvUqqL79j6uzYb8TdPrfqb9Oz4bX355dnarXDs9OfxxcXPaH",
+	"x2enpQc/Db75/uzsh9JvR4OPxz8OLn4u/XgyODmr/PTD6dlPHwdH3w0qL8LESr+Vnw+/PzuCx/2PH89+",
+	"gmmc93/+eNY/uh6enV1/7F+Ydbm8Oj8/uxgO1GodHfevhz+fqwcX/eHg+uPxyXGBlwErMRxcnPY/Xg8u",
+	"Ls4uVEdnR4PiL70mV6f9H/vHH/vffBw4kz86vlS/wEAuBodnp0fHsFDf9o/1r8dHg5Pzs+Hg9PDn6x8G",
+	"P18fn15fXQ48Dy4GV5fwxeXwYtA/uf54Bpt+cVVedfX3t8enx5ffD46cxz/1j4fHp9+ZX/rf9E+Pzk4H",
+	"tf375uryZ9XF4feDo6uPg1rL54PTI91M//z84uzH/kegv+OLwZH3Ni+doLWu8iOiRAdh/fXqlByUUGS1",
+	"oJISN7q97s0fF1WMSq1zqb6ZYznNMRVxrEPi0VblaAE7rByuba+FLvHz7Z+mNJoieIjusUBTKvdRGHEW",
+	"ZWlKWLQI83IPlO2MEzqZShTh+bp5qRq8zQ0PA9AiECFAtkBbDuXaQlcWvYunKCVSsSXdkH+K85JMuYx7",
+	"1mRQ/XWO/12522Ds+bjdgfoH8mvGtdzvCajVsR6vBIKXIMRSl6XSYbb32sWvYYlK6QtjZL0tAcqdLeot",
+	"Nak4S5SUVueL200YcEujeBQl1LHrXZAsmS76Y+lbrUudEY0kB0c3VEhUE7lQ3+zAR2hKsFpJgRcCbXkY",
+	"2wGqMa5SAkLEOeSJxBA+Y2JPq/q9LSnWeOkHnTRrrEMHeEX6gN/jBdqq8aLtA8sATg7P4RzqaFQ4uUJn",
+	"RuWoRRMO5omiWIpaGrTl8K1tGxkgTFyABblCWzV+tt3kVTAaTnMQun4HbdWWdzsnuDRjr4QemmXW/v4y",
+	"4cuK/57foxlmC8O7ZsaQr7hhW/J8bJIzXEW7ggMAWbc6oPqGx57UHmLls5VSVUXz9qa/QYBTC6SKQi+v",
+	"VhtzpnYH4N7tI9ch/hwzFNLYxq8zN0RdKYKl6PZl8exAuW4A+wHoVToiDST2XR04EoJ7I9xYvHo1Ql0X",
+	"CT3W8dWuNNngZLZeaN/dfvxMn8VxfMaSxcZNMKbZdl6eugPH16RTJGm94jBACCaxKVB8SUDYteLWOoxz",
+	"65YsEE8VQ70l89KOt0Xm/7vg7GIetUwh8g1w5+L8EO11ezZ5MFACAx3TSBumQC7Qcf/5PaOkAB4V6Ikg",
+	"SMVkDPmevqq8auDpPGo863vd3mpVyTbi26M8OEQXCn4a4uIzsbcqM7MZiEGvp6tH3CykdpJvEpArn7h2",
+	"wq4PyxW735XQlfbers4tBK9Wi5Nb9LJ8Eibmq35+YfH8MUqQBNL0bCM1a2/Zmo6Y9Su+m0kEZqKrysXW",
+	"Vux5zLi+AZvmy7UeNuG/8A77j/Re5AM6NrFjm0YxzTs4x3La/u2COUDqVrluVTO6utYElEQg9kt4rveg",
+	"0k44okxyndLiltQJlMQzYra+e6FKwTKi8Dd9YzyG4Pz+DeXcQf20BRZhzHIU1RELNZ8Jt23PStS1CLIs",
+	"RiSacg0mO6F3hKGbTCLA50UpUXp9ymcjVqoFGlNxC58mZCxtsI4evDFsrkeAsN+razeVFn7DR/ZFPFpl",
+	"elvvZpmbT17sUoEOfKM+ieaXednGirsknaxVIgbyz2bYF+QhZEx5cwQaYXfNC9bcbzELrcGL5zVi1stC",
+	"QzdZp0ow2MaHI7QGrVVlXQ1NnRyrM+uESjhXC6XR7iMDro2st2E7yJG0c9WXFSWhuICvsUQxz0VL4wTT",
+	"r4Fym2M5vH9rHGDtmGoJCLyECFI3qpVAsuu4H20SR06i+TDFTCgNC1T31LPYUynnaiXUfwW6uviItnSq",
+	"L75JyA48VUxJCLL9DKwZIP92DtTy4dCLv5TiViyBOXaPwRIDSVFKVgBQDJ4RtBX+9z/xzr/6O//V2/mw",
+	"8+m33WDv7eNfoLqAIPGIQaxJaArrhWjKk1hAArR2zKHwb0RdNly81u/sQHVano5Y+DfoN3YfdNH32joG",
+	"Vci0a1aQKCWg+rMoXWicEzliKWhE4V/N/4WIMvQdMYXuD5AwmejOCzc4ukW3hMyN98zcU9BV7jNzF3W3",
+	"V9vDR/+uFgRWjzhTxANJxmGFosID9VNMeWgQ/C0kqBoBljxFgkihrYFH1yeH59eXw6Pjs/+pCKSMLlRq",
+	"thN0zH+E0BXOYsq9lgJbeqQxAjNuHWIZL4mqrHTzvNu1OuZN36tNiSqkcDT7ykLP8G0571TJZAkRDYWg",
+	"E84mQ5LOlrqvZ/ghj7r3V0bROPn2jiA4TWgRaSyQjl2GHHwcTQszAmWmfsqI5VkKCEv01sXjwfqd/M5A",
+	"XytdeXvfQvoQIXMHtK1CQqWOOtdRB4pfTnkq1UTNRMyBZhIqyoxYud6jDa10AYMgOEPbIkwoNk9IxcO9",
+	"VwV633XRh0uWf0+AeFNkgH41j2nwYN1UJuexzLbbkWKN93q2fqU7EQ+A/VJ7sabh5xhcno++3Tbq6zhu",
+	"D8Wt57WBootFctEL8I5N6M+VUf6RmnMxqQ0w7sWL6EK66cs81ygP0jNlI/GcNtx/JoVBI/b9TuneUS0Q",
+	"vmKfdHJOtGNdc0JdRoJxiFwHXsk4RBH5/cHPze4h82Rdi+VyoPQXiYFeI8jZAs1QUyfOfzO3S/F0w4VN",
+	"nHA+veWw7OmT+PHylX3imL3Dy5O66n7v5f5ikAAAHdIXVu67IpYP14tAYFfP0udnDEHgIr49rIm8aqIm",
+	"V6JJrCovXQzDrVtekWGMrbAUJmpwwAoQ0vA3YEWBRSPdR78BnCN6RI+hDhDSuXBjekeQmOI5qVsnS9CP",
+	"+T8a4ebWR6p1xJm3vTb1tx0QwnVLdz+Wo2Q9mdEuPmX9cZUNPqE6rUGa4vesYI06/DcvxBmglGdQNVNy",
+	"9H7EbFFOLeabKouu0RnqP7ol/LvzlEYk1LVKtDEXfkFSqTavBNoKvxsM0Wv4SLyGZyLcPkA9m1Zp3qdi",
+	"pCOetHTfoiLo06t3mpUpr0pgoLpcb6p+nENzySmZNQATNcOZP7O45ebHWi2CWYn4oklCTWkHHQRh1RQL",
+	"zaRoxVYILcCOW2xYuXhmBQmq0AGLtXCWQmPLl1bBXaHmGppN1TiBvt2AeNuU0o9182lM0gM0T0khkWH9",
+	"UYpZa6DaoRnESpCBp1TALO2lJcMl982FlevaC6x/hiw4O80GRNQNCy3FJNNsXQ/zczPd1shTs2viJmq7",
+	"ske+3qvo4bmanUNZm9ftTOOt4LgroQk4up3A/dYeHVnqWsVgo9nr7eU2qYuMAZKRzAQKf81IRmJwkiZY",
+	"knRbu1UTIvPIxwlHBnuQGyUkAhTAA4j61fio2nBra7XCrVdXSKJCQGyxCVacVKctSySVWNxeyhRLMlms",
+	"bKL2QelsrWPRaY9KfaHzNAXCdVjqevkQj6JWqcjApTWmU0nEHEdVAAUAHv/DDVlF1qynXtmENNTsMd8N",
+	"yUxJ+cQjHo9xSu7JurWyJikh0qT6tP8qYxFJJaZMLp5bNutEZy7V5wN4oofLa9jnNapLKkqTQOCULPeV",
+	"1LK1ywtT/hQXlcxbFUxXDKSL8sr85teZF5olQALCNGiKwlleSZ0KhG+Ab9yDJD2lDdPJ5tIrw11OcUqs",
+	"TGPl9oSOiXpd5x3MNXpagVRcXHofPnQ/vPsfnTIGQ2/nw6ffdoM3j6NRV/+x9/g//rLaF1pa8MC3ofk0",
+	"vEdFCTSnT4v/g2/PU1NxZ60KrrbKNqgmoCmZ5L4kKcTSLuqLPC7/lYDywT7NiEpA/03VhqOKgqS2YMzT",
+	"iIyYX1EyKShY6m72c3KDZIg0YyIYMZwTmyLIG3ALWcIzZWV9KarUXyq6OlvqU6X8In+5+u6KIr9aqF3d",
+	"P2/UkZ49iFo5IzWgfGSNBAlENWDSC2m38UX1VGBermxufknrBZqdjKGlQoVeLv0ynOPWsGCwyA24YHn3",
+	"RSmuyt4tBQ0rNnGFt8aXaQEn0yRjBeimUEpNoSd40Fo7rNLT0xFEy5N6pkxfXqCNS/UuVbgiEJ8ThqkS",
+	"gpicpnxOo44ST/iv6j+cT4AYeZLgGfZLSG7DjZXwRTY3RpJi60wYlEZsNnWWbPZfEZ2oZdn2wP7lia4K",
+	"C3WzriG+qX56ls5mVkrWc2NENrKubuxSRewEExGLFueE4UTakHXjnnc48M6ej53hh8I8tqR+uzeNDT7m",
+	"yaUkc9GUvqhNPEbZXygJzsTRUai3r60+uRP+3QHqIT4ek1SMGOP61e2DvLQBTpJCsYNm4NjDlQvyFgiL",
+	"tRiF5X58xVGJICwiT1rCuZVy2h1qrUDNIM4oS0ljXz2vEW9+Xt6otUvsn/hUU48RO6+7ovNlTaUEUQZo",
+	"wUlKcLzQcroSiEbMKugBCtOMMYAh5ikKDZcS1zjSNXftnu+7gvKIhbZWVlfJV92aJm2s3SgkDHoKt7vF",
+	"v3Ui44ipgSrCOlD9/gIoYk75bpDK3vY+oFpu5QEKFVWkaTaXIUSp6YA1kPVKaZnFezBX43Y0ugjkLWm7",
+	"BCSvCWvbUOPhSXKDo9tQr6vgIDbqGC5h1BGrjSi5VL1P4mv4ZPtAaSrphIQIz3UuOBhOyQPAGmKk1x6M",
+	"IFoBGbHSfm0xDhE+acZ04qVqXejoPNg/BiXuTHaeHfuIqQZ1BHqS5F0KW9iOMoTTlN5hY7Yt4y+bvQGj",
+	"mUnfytdOIz7BeoDNLC2hPRQs0Km38jSoC6cBC3jhIFf4Cov7kiI1rCRJIGJLMywg/LhInTcl/EqolStr",
+	"TLZxgDoz8Po/i1K7xhNqQDT0VHyCQHVNHFGAsjuc0Pi68PnaX/CcXt+SBfwisvGYRpQweT0nKaBva50S",
+	"7sJrxuX1GCyAYA6d8hh+MoA1MLRFwnF8LTm/TnAKg89YfqVez0hM8bWZjjr914AXcE0ectQkoCSGk2uL",
+	"3q27tn8BV7nOGL7DVG9BOQbk+iYTC4hS0WHR1/mKgvn62kI1raDJC8dC3pwfbEwC+rsdtcVYUqWG6phT",
+	"7dulDOWVDMFV+8SMYvfEVEmlOSW4SmTNJFEscaZuYGkyI/OfC4LIf3J30Pykhbvr6oCqi6zk4HphyURJ",
+	"x80fnfhBIfo2lx9MSzZ3PtcbKqylqQa7G7oNL2m1Em2oNvvKiurMK4+6o9IR5IzLEklBMUpFVtvPKNTu",
+	"rG9R9pnfM3VNLVbBT6hxtYTA9dR+znsxS9BMxDA8v4ZplbBWOqJLTJ5wwHVWzCHj6nzzqTaqbfVFd1PV",
+	"K67HYkfPS+GKFeoGqBV5Xr4FXdJUC3RO0uY3wKR4XMkhqT4/twbfFYHs7nhKn5b6qQzLt1bnkJeDEyoX",
+	"63mtcKyaoHekBSiaSfzLdXS5SIg3btcDlc/avpkqeXbNsfik/mbgRYOjiLYkwTMUTbHcDpDBUURbMxql",
+	"/CbhkwllE/XAYC2iLS1vADLafF7C4nWQGQ0co4PR6KVRSELxxhuN6WR1aR719aF+F1LMlsT1W765ukFt",
+	"L/Mlnnspzh3EeiSXST5gEzwhs3LBddcPOcWUrYnTl86jqzR5ZqKcVFKZ/B6LqcQT8VxPk16kRsuQzkXK",
+	"oSF0WKn+TV9mNrlV5BlONitWW440vWy3txC5Ox20eVVbhpzPSlEZ1XQrwRPMcKU48e7bkm/nb//EO//q",
+	"7XzoXu98+g/7ofubF2zbNc/Ws55uMppIysJACwOxuffB53GQ13F3s51eCRSaXKfzi+PDwWWpVr5pT4kz",
+	"NPEraNZOVqCd+o5yljbJUhbmE5vwHypzMw9GAAgyrhbV9rum2xxwj13cDzDhjNp36C/MF/2Ggn/kYU5T",
+	"IjTOQjsQUicwpYZB+pONStcmNSGpUjRNTSecEhQTRu2h0EBbKNRjgOJNJbuK1XhUh7DKAGZlIyhuyAQz",
+	"i6S13W0RzuUbUxlPKijHdrU20v+kW2uO5GqnP5c3a2kIcT7TwNnC1QRQ1ZgMHqxSb5NrWB/v0bHK43cZ",
+	"jQlU+vX5tQCd6CMtY3qUE9Ysi/nNE+ZBTUKnKYABSWKAllVkna1GLZtpoNYlaVnzlIxJmpK4GMvyJjNB",
+	"BjP+C20Gf3UvnzZVaC+coDzFjTyrie/gjm7jaXvXa/vmh3et3qxG2t9NOrob3YSXyjLmL5ZsDbSSFwh1",
+	"Nmbqnqe3xnVtgGx9EETLQg/VHTWbS895v9R2QcOS04wdoBmHIryYod0cF88WmLNmRYPvl3DRUBZ0VXbO",
+	"JTHIYJCaw2dQnNZC5gmlY5K5JLExwZkqd9ZyyQiFknI6uggxMH7y2XHcykK3OuBbw9c1xXqjrffIxndv",
+	"Bzm+84ipN5yVBBCsCIOZWk5Tnk2mKMTi9hp2KtSR2zQhFpZ4xNSS6oASgOAvR3UjHdRt5ACbzGkpAo+Y",
+	"JksNtKYmjYRUb9j1gEXUwXMC3adKmi8wDmC49yQ1MRUWibt+BBpWtzg8TwMkyu1g7a7Wi4wZc5jnZl3k",
+	"hKRx2A0NQRXCeyo8ZtxHJQ0xKqZ23Bu84NU4IE8qtyarLac6Hopx6R1NFZ9p/fDZPHpixTJqCf5ZSQD6",
+	"tNSzI5ZWHm6MJibzZPFK5PyQQmi+oBOmpCF3UR0u4QeS3Ujc5nOzDtZbnDlOCZMXy4OtXfHZXAviFnhM",
+	"UelqJRMs8hJbkXo5NvmTD/0Cytab94zvDEKAOSNwVxiNbwvnDjZdIwikoXjbHA/NkLyHIq2J6C2ZRfk7",
+	"31kt+L4Dn6pPas3Z2YqdFOG+K3fCQu82bbl9Xg2yz1irjW4XI3SRMRshVCktt2FWCK5/08E6HLEApl01",
+	"Df1iKfZ4xSItL9lWkWTydvNNztc4H2URRFXOM1CHp0bHRbVa9/SX6MLHzByhrnWSS3E3lwvNOZdfg9D6",
+	"vCgoJfVuOvQpFwEafcgexZbHBGEkFiyappzxTJS51j3PkhhN8Z1TyMRF6g7qkNIBKgHOB6jb7fr9Mc0+",
+	"6vUrJqjJ2yT7quktFzjQluIRNrUshiDXrhWJ4BHkfCdECZOCK543YqVYCNBAylELFYRphqzxYcSguwq3",
+	"3O5C6AiEbJj0j6AI9H4lFHvVOl6o9NkRkxwe6yTXaiFJX+ztE1AF0oy1othqPeLss67Vngt79eSAVnnv",
+	"jVkYF9lGivAZJvFHYnSYmTyb2b1IrKe621aCnnnD8L/n9yWDKyh7N0TxOY8ZoWxMbMbmx0Xap8MR1H9t",
+	"Ew5SBBXWolngIL1/26vA9Lzvvf26FKn43hvht6GMLDKjzOIPNrnsZ3iBBJEofxltqRmCFX0H8J94gkJ7",
+	"VV/b18JgxMLfEJb/K0CU/a/A5PCHAci8fIxCLA13pSxEIoumCAsUfujNwgCFe1MD7fYmDouyuhgtCE4R",
+	"nhIcbxsEd6UEqTZ3+HhcSIo6uK0SL2ZMNmo2lAUaQslgm+b1/CMlYoLVYkZ0rbYRy3Gee8iE0EAEvJKC",
+	"AJDAputIfo/TuERou73eiOWlJfyZeY8NpN7gEBmaoL1Ct7KaIoyZsnp1uSJmdw8cONG8XGjO5+O0g16a",
+	"RlZIm3W/jU1t/H//r//HCZ6Ev/IbOUT/G4X6QoZ/5vdxiP539Sb+3+V7+MBt9P/+//tCMo3lfsQqF/U2",
+	"YIZpQRxQJHBK0JgynJRj/fQMdPAU0+D8lU5AtjRzKareBZ18Hm54IDElIe0UvCt6aZfdI9fkFtL8cJo8",
+	"eiiKgVGU8Oh2XbOot3ghc87UWM23ZIWMUs7yo9ZFF98eojdv3nxAV8NDbQucOYn/5SwQLMmO1Anmy1WS",
+	"Miq+Y7p8knFNjdiT4llMyUy2lT651CVftVuJaGrsVuPezdvoffw16Y33Jm+n73/5+nbmLTGEhczler9l",
+	"Dyg3zgiCJDxQiBkHsXeroA3F6ijDEACiZFaboacF9ADd18yEpu7pwslDjGkMSX4p8NpQe9BDNyxUMVXo",
+	"jiRJq+VTg7/IWL+J8vIJaluEgPmVbCMFCMzvTHxm6MtxAHzb02phrLN39YvkoWkFhwB6+FB0725VTAVQ",
+	"bpAb14tTPsWgcpD4d17SNcxEmvjWKIFpONRQf/f4qXGMjiazrOzwv0ykUz3Hex4/gSm1RWqoWGOsNz+F",
+	"6wfbysIwuBxDrG6hMatXsC+XjtxT6ZK5y43KxpNiyj5J3S59v+X1EthshHEms9RU0/EIfeXs4r3e3vud",
+	"3d2dvb1h78P+m95+r/dfTdTZjhrtuJ+DeIlXUoGzOs7d1OaLw1RXWSthyBpQhBJFrxlDYtu3aZXFqWx3",
+	"1KrwBV7zOKANujiEVCCBaYwoO0AYsAp1HI8pm1uS3TXOhSbrsFtmB+swgeKIt/rKIGC4p39N5mO/1Gti",
+	"9qpzNTwss4ANrfNPU15dYqXEALgTHWtlZYpjrftQBy821+DC7W57w0eJLmsn/VsleUCGiQhsNdspz1IU",
+	"48UOH+/MOFOXC/yv+emekFvjUA7/GgaACicClGooBZ3GQ+YCbWH1BZphGU2JQMYbrn7SGS1wuwE4gpLt",
+	"U6KOONRXhrvPqqB/U6NJFkrh/FuMqfmXGoP5J4zN/FtxoWQRlllQD32N/or+inZ33lUi41qgCtjVW4Wa",
+	"/aTSNi3ulKL5ZXu7EbDt6lQ3bRqy7W9mlC82vE1YCd1B/pGmQndOm1n2FzEalq62aqmS3pJT2RxkPnQN",
+	"RvdTLog2G+FcKX5l9SdwK0DZSsldu4zH+LLMGjAsRN/2Rs+foGRkgVqbj8WYvm4WJVPVDQAeaR+rnZ0n",
+	"h2iKZZP+M7Th9NqIFttM+Lw+vAYbNVlABRPd2e31dvfevH33/quvP/TKfPR9rZiMCyXz36PRQ6+3Mxo9",
+	"7I5Ho4evxg0Rxm0xjGt7X0OLKBBkzUoso7mhF1lq6NzPHlMOltqwaTW4KupUr7fG1TJ0BJda5thx/7Sv",
+	"dVT1CoSlH6BQyaMmwRjHuiB8oG5WKFq8I/AdZRM042qoNnShvJ2DTFHM629ImlC2ajcbR34FCsZnIYI3",
+	"y9zryYpa+v7UJnbl+fL5n0rdfqosvp4E/gwwtvoRX+mI+q3+UQWnNPc5mMB8renckgWJAQzGPqdxF52B",
+	"gHtLFgIq46BxSsiOejpiun1xgEJT4AZO731KJdkBBLutvJoNmmFxKwwCKpSr2fZ5lDXs06pl0jVDYF7m",
+	"CltVL1y/li/do3ZFtCk5VHyRZqxVEIzziVmWVZlMHuo0l/Qq6du85/ZpHSmrPtWvFV96aY2n8iyt4Ntg",
+	"EXU0Rfklhzlh8Udbrb68vZC17I3/VVeT3nzXbpgxQWT3KcGwldsz79h7aaoR/0RZzO+fNmQbFngPbWxm",
+	"AoCNSqRYUwWDEGbvcC8tWl4x0npIdSvkrKoobLsMisVyRu9d8bwm5RMKtJTTNFsrL04ZzFWVFJuyr4zJ",
+	"wgV98ghYblZUqeo9CLi6+JyFtKjLi+bDRuQuH+4TZQijMX0g8Zo5QZV0M49ep64j6jOxAPVThtPFK4HM",
+	"W2hr1InJ3ahjfFs3GU3iPAGNszaF52yHQW213cVpIqpMPFMhzBdis6oggMAecUYaQsdyr7AGjVVUY5Bj",
+	"NdVAH8QIvEvqanhCWHXor435asBBeInCJucGcxxSadKMOCHkoBXeY4Fyd/U+ulfzhCgJTOM8fMXGLjcA",
+	"6LYI5HLq1C+L43KjRZeCTpv20pSnT9xM7fM0+T00D8ntokMekxELL4cXg/7J9cezy2G4ny8YjTCIVkoJ",
+	"AkA33aKQfD4nMdqKUiymJN4eMcdXqVfa5EAANtwd5KAU0UFQnEygMU4tDD98M2ITrkvt2hQZnZvExzqn",
+	"NElQxGfEJ8O1wlUxKSQb3cJmPBanAX8KmLNTVkHW6xsgqYRerKhcicahahtMsUr0TOmMMiy5qa4xnxsA",
+	"4hi0hGWTKXhBnoCzdO4FudVDQZZ+aSLwhY54tk0AyS3/ELLT7PuQWLH8fYh5Lt43uZqrvtEpoqXPUiK0",
+	"q2LFhxfwnv70MSfChTa3aRp4DFoXya5MeVUee23ObT9wJ9z+m/Jc23zl2/d2Xxak2e59hzYhrb96Wh3V",
+	"QZOdJSeXTMp77wt3irWbuRnjqHnejTETTjR1UXsYTJFEmFzsgzKzxQuB+JywEdtSh10APJ22s1pfoYHC",
+	"duZjUAJsKRoWo1DNJhwxyNIB35hOPI+ouuN9TNXNgW+tDeSlIzzYKU4a+u+ZP96Sl6cmCqB9EnntCDfA",
+	"zqX2Yg7sLYjZQu/NQQ5gfhyHRZloc4sqMlH7OQOcABZb4YWyydpSWSGOadIQeEbs/atIQ4/wlfAKaysK",
+	"guj0CcomBwjAuEH5EK9/M4Ecj6/TjInXv0Erj68NZY95kvB7SJuVnHu7fRFhq3knHd7qiUgcp3gyM3d2",
+	"vkUH+c9CIylCOG6uEjVW4XrJqdpulk3UvRM8cy1ivTWS5AGECXNFnbkcJ8oMR2OoF3JgOTFSU4gRRvXG",
+	"e4I30wmU/l/JGP5+eXZa4JdRP7+xdumXXGrqBCkVo1++8O7FunTpjQwd2gWmwoJA1DJl6hj1a64Jv20q",
+	"6Kslo99vGfltJ++2YSEtVJF7j6xG5FphgakZNldYUCsR4AYbExA2wv3CPciyGUlppOtf0FigLSjzLlMA",
+	"xonpRB0kzpLF9ohxHWevb4GtCAuyQ5kgTFBJ70iAMEoI1vXZ/xYiOmFKTd0+AC13xBhnO4CmFOhaLlqi",
+	"UA1qAJE8x40yNE/pHZbalSvQ1iTl2VyMmHqNcYnweEwggsQnF+B4RgskkfawVu4KrVtohWfz43hdGC1I",
+	"NYuH/JDPZpjFzUAl6QWWJLcfV6CwbQESXQcA4noUQ7vhBT4HIFuoKzTfddXoiOUBR7u97QM0V/o5lbWv",
+	"rbKra7hlTJpC+3lYk0ZvnuliLxWA7PeroL59NvZSJZwmh07dDes7Ue4373q+vtx0uQq6zcrYW0/44+5w",
+	"t7ffU//f3d1788wQyFyyrAPNmPSJtlXq+vb9x+Cp11hsnGInoiVwjQ9+NIcN01hccaAjIeAKBvUETTGL",
+	"E4DlD9U7xzbv815nH+7QuBL2pd5aE47iGdeMT3BVzwxyTEwSJPB90HQTHqDwt5HW2EadfTTqjLJe702k",
+	"MbXg32TUeQyNAmbMYmqGLYFNa3d9+cIq7aLv9qrRi3fKrmKI9VZKbaukksQweGPN91Ftk6O+CeEVdEDF",
+	"gW7JAoBwyJg+BCi0LsF9vYY01usXotcoNF7Q2qOxKSlNhNC2rZtMSs4gElEjmumowhpl3CxOG4Fxc+ew",
+	"YquvRH5JBtq+q5FyfI0a7XZdFRaIZfnOQNCTes1G8xa44WBRntA7wlbTVL5hsDvugJuIx1Ov3ZordKqb",
+	"hfzz2SuqHti14S4/0lviJy719ILIe0IakDB1DMnRiVj2+ETjlC19x4CiNcCYcSG/tWU1vFCVXEtTyNyQ",
+	"RhvRUQizAE0VpVaCfN5OK1W9dnc+fNLVvHrBu8d/zqbxp780Ve3elGzxn39yoaJqrKlfqc/R7lbdcmr+",
+	"+X0GjMee1O4aF1Qrju87mSZ1f2mFWL+rKvdQmftXaXng09YFg6Ggg2rDO42nJQiWBuK5pG3q1EUDH7SZ",
+	"eYKkdzQieapVaRqQOA0uqXc9FJOE3pGUEmGu3O0DFCUEpxblSeeMW2xYPMHUv29LA9G0o6m9ddGBW7gk",
+	"CYmk6x4qFMNqluO9TXKMvprt3b5l7+df/9pLtTT04OUCT8uYSpOWFKrezGdf3l43A6p9RpNZmWclBjXR",
+	"/ZlSTY1LEGxDVJhYBWsp0njz+b06I5gJVNStnnU9yQeem79E4y3o4Mj5Ys2so4Lw2tJbXgw0TVp+dnXx",
+	"sbb7pY1fspF/zpyL8uCeF0RRmeimgymK5hUbWyxz6FqgBRAE9WcFaCTimYz4zPi0BZRBFhIZaCePPO8A",
+	"eXpAN5+GvXjXcDKH1lcPF6owhTYKtVApIzqY0hlvwRbJnTR8Md7FezdvorfxO/J+/NXk6+mHX7zJ33XG",
+	"Gje3cNuUPt7Xg1lzFVolnrubYy6ubtMwdBjPoReM6vvh8ByZKtiGy5UbLysRVKIJl4hxWxPNCx7IyMMT",
+	"594OXM0SezVQ65kYRsAYLA3mFY9yJDUH5awg7xZHchPJRtVT/gfnHHlmuCkmWSzZi3HK0vXrXNfvvNe1",
+	"JZtNzO+l5lRc3M+VMAtPxK4uG2j/qhBc0MkY/TUj5rHBRvS26kt50cwcsIFxLpeL7Ea9dgNZWtos81dj",
+	"timLWNa88FebkN8tavnov40Qmf9trvv8b32or3Vt8LjwwXZdGJmIM0bAgtEtXjSD7UpdwawEbGf+zuFn",
+	"StB25u9qKMenJSTnBo3UL8RbymJg2noxi3W0KUwHOoGJMwJpZfFCK3BC6W8Zi0mKHnbMN6IEVvTvu6Qb",
+	"5MV/Eh68Md77kjz3EjI/NjLMn6ic6uZearBDIgoX+LMhHg1xtwEYKV79jMEdHZ3Qx/inUs4VZ1f/Fejq",
+	"4mMX9U2ipZVmQdOOY7DTU4lSInhyB3cCmmVCghf4hqCE8/kNjm4D6zEOUELZ7U7CI5wECKD5IiwAwT5j",
+	"Yk4iOgbYv4wlqumiDLSGIQRFyJSr+WnwzfdnZz9c9z9+PPvp+vzi+Mf+cPA/1SW3XdYsYBr7r19rHmp+",
+	"V9xLxxnFNXvAEgnjOZmWm7Qp/LFGhEaCMtfPMjNm3QgJd4wne+QU4hiMwjMjsxuSCpNCDul4yNxOpdyR",
+	"pspWOfv/vWyefyLb4+dlUSwo4tNKStvIbWWp9oWuKucy9PiTrDwInI1KgQSdQM0UnYgZFGE3NwukLarI",
+	"NAzOmQsu3Z90RxDAsx644ZdjYXNfPfCc91NBousQ/Qe6wYK8f6uY0ps9lGIW8xm6WUhigq6/P+kfQtEy",
+	"A2Adk4jHsHeS+CNj/+RH0SxJnbz1cmUplYtLNUKTDE1wStJ+pgtA6b++tZEophRN//wY6TrSNcHDPApQ",
+	"iCe312HJt4olSogSFd7s6V3YqwQwwkIB/UC3xWKr+7/z+AhVS8bcBtJiXUdVe/Ls2GaYMokpI6kwa1eI",
+	"DxMqp9mNIzdY8aGWrK6PaZDnqpMgT9EpKr6j/rF2XAi0NUjov/DZ5Q5UEnWmtT1iXMk+f788O+0im00J",
+	"jCfXFcPf0Mhyo1FnH/LWAjQCtqT+7na7ACUMptcR0wWpmz7WcgtyImDUC4qGRx31s5mG/iMmEtNEjDro",
+	"UfUwYuQhInMDjEKgJjpc31D7As1TLnnEE4G2JJ6gc/vn9j4KX8+ieWh9zyN2cnj+SsCkdy7OD4M8HfWV",
+	"QP29PiIsnnMKCxfWQ8XxHg63R0yTDgxEfWN7hw2wLaO9bi/I62bVqnOPWPg6mmL5uqjXIkyw02uIJBJ2",
+	"zPXa3SLQAKJixCzwB9qC1S6tbGk9FbnqfxULDjXczQpvBwhCsbAcMQliUL6mr/JSTRFmKBNEm2FGbMQ0",
+	"1eSFxpFVxFGojilP6b/g9330DRyb/4+9N2FuG9f2B78K/px5FesOLUuynUWuV/c5idPXr+PE18vt97qZ",
+	"MSESktCiADUB2tHN5LtP4RwAJLXY8pa40+qqrlgSFxAEzn5+P4IVOfvHhxc/H/yvLctpkp/ZFKtAxzRl",
+	"kUDQMbtpAGgBBUi8RyiJc0bTGMTgmE6xmBQS7T8dnFUYzyujqzCJQ+MnYvyThOaQ84VqearZJiS2yZBR",
+	"wNZ2oXDzpR0SfAYpkTOzl40iBZhXt2ae2ey4g9sp2anh60YYCapI/D+bvuxi82/4zm0b+uHB2TsS137t",
+	"y3y8h49JyW6rZV/RkE4mTKhqTTvcw9LxmduylGQ0GSn3tqAfPWGWT96KpqPDszlZJM2VoZKnKfPBlj1J",
+	"bZljwQ3VWUWqIZzFERWWatbI2aDSKB20m61mC+rrJkzQCQ+6wXaz1dzGspUhiPYtO1Xm7wHTy7kgocTK",
+	"HtwFk0ZzlsMcuudXNQpSABk3M2Am38y0VsSCyTm0gg1ziMVg8qfVFqG9oYoErsT/D7UY2dy0l9q0lzo/",
+	"fRvvkdih1c0iHzTsSrpCbHPlZDQSrUG6+fzsDY6vSU4YTYlK5MS2lfrVbays4Cem9+2kuXJihXqy02rN",
+	"NHTQCfTLmnO3fre2kndhS3O2RBuxD2AT2CXygi117Wy22mctV+raQrRPeIigu9Nu7lorKKBJ4vJuL8c7",
+	"f3Q+vxi9utrVz/PW9N+0lziEhNJ+/GchzVAAD8ztKkDMn2Sc5UF3NwzyyTjoboMbDV8ZM7SsmglogiW2",
+	"td+85e0YfMDsuckostPr3QDQ8ks56I2VYIWHuXC5iX191aJ72TO2Zg//GlaucOLEzepXKU+ZuZJi+jZX",
+	"URhlq4qslZ5n/oSZq6z8TItPmrvaCs81fwK80Z1We9mZflttnQtqFRr6cjudVzefdCblERVTG9CBNOUu",
+	"7s3rzzsUmuWCZrYpHBbweEzzKW57Uu57ZDD9LXDffDIHW7NlqSx9zxVW3FUkKpwREkomYEhqQhHyjJxx",
+	"gBfDYJnMNbaPGS0TiV4uR0xAGzhP4ybZx7Oh7M/qRWCFcETaGVd6kSgzA9ofWCcCjBKmYRv9NleYZq6P",
+	"ReYhVh+2IUBjfvujYPk08IJggnT/5Vb3lTLtm+oH5xxplNITY2jSAVt2R5Bli2/ZaVUqGNs3VzAuLEyy",
+	"ygJeBgBBUF2oZYPxSesVZZ25tsumz9//1Lz5EZsCKp115mKLXA7FAUuHIXP9enrLYchcv+MsS5eOBHGJ",
+	"uRR7JDY/rzQUWLi1kawIp+ZBn+rIwYD49NV89zDa1+3a374E1t42O3ueEeRTLZ5yXfMJ6mBz2euVMPgb",
+	"QTcYTPTmbvP5pmZ5Tt33JbpPyV5iZ/Qsx4avfaW40tQhKUD9RoB8BzWPf26wu958MNNYz50lRZ4zoY+B",
+	"p6xtg7DHLMcvzIbSUtOskp02H82v5uPXu2v9gY1eX6f3PwqGsk727bZcq/8/rfpfQSO/pqlLy/zpLAaz",
+	"lolXr95iwC8+2baEeSsB40yqhOsCdes/QZAH+mmuhjJjxEaZyvgS6fPMOC5HNrcipCZ4hx5LCSDiGlfV",
+	"4jEZ14wlQ4nhuBImEViihLEa4h6XMfj8PSBO5GKQARCF6ySIJ1kx4ELF0MFqzBZ7MH6P+AV7kfBg5PbW",
+	"aNxwY9PkdLqFMUjwu5tk35kuMidjrhSQGMU1uRjbIuAym/hMEdcGUWKSUXc+wdPjSCDArz2ichL8Dve2",
+	"/mdsE1QAHn/weWJUIExPJABcUgEybM/MhKohCY/ZWJqZCKENKWOpDRIOuXn2KaGZFIOuGYlF3HDoWHww",
+	"1BaQyV8Pg1nYl1a4Y30zRzMSAIFmlgUGQTba5Ii/bgBKpiNkAzCFBRYgLjZ4pnkTcNHSLw/ZOkzZeCI1",
+	"E8n0Z4aMwDnun9cynd5OF/e4NJvj4POE5QAO+Ja942UkLAiDf7BsomzjMpTQGMWXkjHNR0wTnTORQm7p",
+	"JhWOcdrjXGpmUYtsWncgaabsIDLKRf3S2JmQTc0l/Ds1R5uBBmFwxpKh4AnNCBU0myoOg3lIBT9huZKC",
+	"ZlwjZ3Nqtgu/ZDDmSc4SrhiGdrjFeYDAMzrjfaYU5LMBygRAofo5ZyIFNlqdU45TBoPX5jlArWaTfpGh",
+	"rMI9jlYSRMAtFjZ+GSiZUQEZs3ySnOeI52K/LCNcdMKbRpUIpjd7TNMmHtFMJAJN+7QRFtXb2fgvZmSc",
+	"VFs4iE17WbPgVKVprYLBanG2YWQa53IzGVLt3gnugIP63XxrOLSj2VXhvyyb0KxVU8E3nWlBs31y9aaz",
+	"YGeIeu8W1lC91+JrPRXkGbFrNnD7jjbwhB/YsI99Xd2tLajnGEqluy9bL1tbl20Xl1/BtH1gS/kWhu/9",
+	"DFCc8vTG2JMnGLMPujZD12bo9WZoa/vmk97JvMfTlAk8YwXDta6ED8W5gh2w017hbsd0mkmankn5nuYD",
+	"e97uKo/mwV+PWMrpmYW42+l0bjvgE1ao72ym2/ILZwPN2ellYK/MR5ZtUvP2O7YbVezBsgqkyuekfPoY",
+	"kdhs022IFNwDKdMm2bdZ5c0JmivQBQm9OIrkrG+mDi++09ombw/eH5wdXByffDw7eHN28HaRuYdju6O5",
+	"1z+iOhkGDxd4qTSa1XREu57fWDma4sjV8d2RZ3Pa4hla0lkGb8MMg1wxwLuDgTSvUzT3Uyuz/Ww3qpXK",
+	"kNZqZa1WHlSt7Nx8xgep38lC4C3aK4j14xwAeqBq9h22DHxPof7WVuMsE+rh4gzNCdNFbmMKGF6ZkeAO",
+	"GsGW7WB4wIjjCXbuhxi2iIQUDFLi8W+fYuin+fI1bpJ/0axg1n8lsXNemp61Amsx1Mhhb85nnu8ouj9I",
+	"wR5afN/ksy92xlePoj+Ap76q6pj36D8B+rZ511CSJzXNqqQoKuhu28i3w+sIujudMCgmgDXVDdqgwP4D",
+	"Oru+dRTg3r7/bTz+b+S2L3fEK+Qmbw9P33w8eXtx9vHngw9BN/ib/Q+lwx0zJPdS/Ctp/Bktf3BGb1Rg",
+	"cExNC68tgqdtEWyvqHePZArtMsE3tSJuaxN81zKM5Vr9dnpx35bOYxLUaMcFFsEkowlT2Chl9b1V9q48",
+	"A2LvYC7s2bJY19cyYmyCSY5IQHeLapLYNkJUgZ0X9cHQRBc0y6auIQbSAJGIvdCKLQcd1ChWAHOE1GiF",
+	"NEksiiyLK+5iMxIxysEuQTEYIxagTWKUaSaajDDzFENta7zIIMEei4dwJ++YNpjRhk67yXyMoIte5HNR",
+	"iQ6uLr3rjWErBWDvaEz5fqnfag/lH+HTw8ZK/Xx8EyU429dzrfdbZr9wZGvluHaX/yru8veJ2n4nVY5S",
+	"4XaB1y3aAZFzDz2/sOiiIn5ACe539l2L8gac3cGYou84aTdboW85iUSPCyNsG01ipwgjjdhHYrtWqg0q",
+	"vj9lv7MfCXfVSp+JUeJYyokyE/oqjpgeylR1SXzKRGodz5hsOHzH+IumavQ17hJKzqgaGQPFiHwWifhs",
+	"//Tni9Oz/bODizcfj47fH5wdvI0R6qPy07v9w/cHb+MSmwrxTIE8X6tIWLwiG2oNrcFCc837NNG25KCk",
+	"qtDsM84EHmfLHyJRHgcI6NU+qgqJAtcVYhTzb14IUkyIlpHQVzxhrmn8+OTjvw7fHpxcnB0eHXw8PwPk",
+	"R+FhL4F4gKpRfRZ++Xjy8+GHn+LQX3ogjb6UAso9KFFMYHg9EnGNoLSZQ5jocDw2+0izbIoNWr7ZiVBN",
+	"pEjYHol/Ytq8idj1Lpl5bIT4AhEHn4uBe5OR2MBFtwnmJfb3hWh6xsZS6MaEluvIt9Tg7FpIZK4iQYkj",
+	"ocEjkL3LLYnFsxC7t4j7MlaRSGieTx3Pl6MKKaktHKdFaMGrlA2UxebPN8NCjOIQalwEocSanfbiREuy",
+	"eEkSmdffk12SDSyD8ROKHUDmtULKhHR2yFAWZu4tnVkkYETWet4jFA62c2X3tiMtuxryjOF6U+RK5iPz",
+	"0DmjqVo4Fo/dRrXdILYoutMidgCNJjEypdXcJmPctZ7TZcssLDPh/jO8q9ja92aUamvAdDwH0K/tFVFI",
+	"kI14xOFKmbxieULNc5ndrsJIxH0uaBa7tj2YCrt50axqgETZd3sPkL+N1fpZH6ZGpGgylkqTduclmeRc",
+	"aNqrNzEapwJEQjWpZVnipHEbaIdaIGh/XYcH7UAdsbrJyZpIWPkQEheKUqFrpVYhcGAoi10rsEo1mZKE",
+	"Tsz1zH4yAhIeZq/K9ViFmxjTEThMKGpyG+3lukmg0NuMMhITmmtgZEgxRQSfQyQDp9jBCEc24P1oOmLC",
+	"xYMTmmVmRgBaFwBLbUW+KwwzwyR2lFiu1ST7NbYfbqRHJGDyO7vPF04+2WCZYiTe3O48b3Xihl/cPMVF",
+	"aWSA0SDgDcJPz8xy2dzutFrtGF89qGTfbwcNumU3W2jd0pRTixVlRTP4uor/mwHxi+f4q7R1qpreqlJR",
+	"4fpjLnoO5WuRsPtVVSUb9rP6pQ/X6LRaXXjkF61WTDbM45njG2axw0S4bymx/qSRs/BLOyYbhQBEcLsb",
+	"/U+dmGz0aApvnY5VSHo0xbeLR7TgZJhcc+2+sfL8Tztmo5RM9jISVBD2mSskR6Rq5A/dhcGhQjQLyv/w",
+	"CvR3JOL9zv7mv7B5L7ZhBD2kwlgaMPut5rYf9XZMNrg1rRouMACXa1nYLoeFbB4ZfH+aGauCjrHQE536",
+	"plnfRuvEoEgvPnw8u3j38fzDW3sRgcMo2ylxx0YiPjHS8P3h0eHZxcH/vDk4eHtgz4Hulvr2DIm9/PmH",
+	"/X/tH77ff/3+wCiG+Ojj24P3FwcnJx9P4sbC6kSaZfud/VvHFvY7+3Ym7x5ecG08RtlALVs1BAVfhgEE",
+	"ahyxTicMzCXySWIc6WYL+TuHMq2dgsvMnROYNXIdjQJWjDGR1odQMf9mh9G+Zhj108qh+My5nZzPgCcR",
+	"6JxPNnc6NZ6sbvCq30466Tbb3Ont0s2d5Hm6+ZK96G+2aLvXSbbTHbbbx6vbpgqkuA9+MYIplWQqC2K2",
+	"/ojQnhHRsGKw58Amcv6Ob01CAuPk4/uDi/PTgxMzF7eon+vs/7eS4mSSPFb0Bs4QzvFbtEIs6bKTPHpm",
+	"0Xh+0gTwQVHYWOQRM2//ZduTzD/NgZSDjNEJV4BVgB+b+SRpghw/FH0J3ITGNw+6Ae3QTedVNGU+COrU",
+	"umYohyutv5L4IAA7yIsIeEdlycVZTUI2HR7H3KYAoKG5LVVZmF7qr7CwKzxU9pLOhsWV5z7Bo4L9WobH",
+	"3Me5dQrc2ZhQzIzhYZT6mGiZ0mkz+PrJPPbiTWKtF5cwe6rbKLzN21/lScZqUF7kVWX4zwcvhi/vMMX1",
+	"QYPuuNWoXaz0pgOroLdgOLtFPuOT1ADYFqWs283dzvavKKDuJKFQBuHmYJ/1Fnh+m+gX1OGQwQskXyK3",
+	"F6KgG5ndEAVhFPA0MvskshsjCrpfIpgF/At+jm6aFrhSabLDGfje4RecMrwgxhbMEfMeJRzspw2HuTDX",
+	"3/o1gpkzNuntn67utJZPfPgQz+ouXr+VPRDpqc1hRqLMfAVLPjJrPoI3Cj+/odk4Am7aKAAYCXMhrGmI",
+	"Au8zu+/+ElNiN/3crEAhQX1SQGHfdU6qwYcHnpEbN4SXIyttCZQlbksEt5AmCJCFMmNBhmV/QeBow8aM",
+	"ZI4uVwMCgs6OVy4+5UMY89EpY+PMXXfdlLnOwzx4HuYvlRvZ71S260bFPA7JoshxSKzL0agkUo7LSryl",
+	"uZSt5hXLsk1wUPCAzYTmadP5OksxgarQXZg4MectTpY0Qhe8LBMdEbhEEMicT3Z0SWwUSBwiyoC9c0w2",
+	"sCChx2UMYR814lmmIAgTJ0OqYwLf2PC/FAygI8rOWESpboQYbSzFW0IntMczrm0MDLHmiIPCIwhCBySt",
+	"dbi7BmIbVSN8/q2dn7wPSfylRxW7KPLs62JQs2Yk3vMRsxwaDnqHcE0EYzZHYm+2tywgA+G+ndYOmQ/j",
+	"2HmvZZEQ0ilPnyliwaI86zYQZtUCUSgvfFjPvcBIUDVSXRK3m62YbACuklkK7WbLg5YpJtJGLQkDv9I8",
+	"jcRG7DccbIM+TZiKAajE5RuqEwkqqZp7w5BXq7nd2CNC+lHKnMSt5nYc1m7bam7b1RkXeQahp0nO+izP",
+	"WXqWU6HMQMxic3dwT98IydWQJ0MYl/IE6WblLRq9lrKLN7LIybkifaaTocV8yVMfl8Zwt5tbaO8tp470",
+	"AV+eQ4rFXt6ckS/Fo+rsY/MahW7XewbL7hUQuWzXPfvKYjJPWHXq/a6zQKaTQg0/SM379vplE6bfqT5s",
+	"Y1u2D8Wk0EcyxcIZcJ2gIjgoAUM+Fvq6Y6py7Zru4+tqaqyUOMHQ0tiDiahlCJoZQOH/9unrV6yFvQFw",
+	"c6j1xPx9WjvwTlCc9SNq+JoIFGgDjiBXF8AAndHMgtrOzUTTdepAwa6fsTf4yekkrOaFx57fQXBDN+uv",
+	"MaMedAMjCE6O3yDwbXV/IsZdDUbvPl2rUFvwNbztEBBR7yGH8KmK4lf3EDovu7vPm52XL3+dbSamYroC",
+	"pk5NUphnveHg92xAk2nllE/X1m4ZGeeVPSh3l1/ywtupHOhyALm+UZPRY6qTIVME0CLsSBprf2LtT/xI",
+	"BcydfQuzYjX2IpP97sXMi419l1JfatafQ/gdsY1VLUdPAK+YkpwK42uAFT6URZ5NSS6zrJioJnldJCOm",
+	"VSSgaCHjA4Fcpednb2xhhsxJSqcKawT6PFeaAGQzF4rE5ppxWUgCZQX2Jy1jtJHQRu7BjUgPaIVFSawT",
+	"OsQYwZQt2/k3y6XaI9Cmo0gCT4EYu3gRBRQYkGp/AWMzT+0Hu/38eSTct+bfpk/Uq9jx56KY4ilTezap",
+	"Wv4GBSpFLpSFnGEixToO6tFnPKjLxm5r29x0t9VpoEMEVT850/m0GQkXIgZwQMSa5YKM1Z7xcBImNM+Y",
+	"gpS8hQvCWqtBTsdY8RIJ+8hkkMsr0puSTus/LPSwxaAxc8YFabf+w7189pkmGsvRr+tH2/dL6wYUwVNN",
+	"c0/paReT4/vfKyt4bE2BefGr4MuZB67FyVbg/l8AcHcg0qVDE/JqlZFo+QDjwI1Erniqh3skNlOy0jSA",
+	"q3AJXV4rhgzdazt0Zz4gqB68lMXtfa6t2921G5hnBEs658w1nCl9rtKgC4c/b78KMV2KiHNj33L3PAwm",
+	"uy23O86g9e7Fzm5zG3I7ub5+CFqOmFDniqVB9xUg21qeahV0tzH5VR1Gp/W8HEarOozOgmG0Wy86zeeL",
+	"x9FePo7tmXG0zDvRcu4C2/ULaIqQO0m9SbETzjzDy85ubSq58aDO4P52Dhx21Sm9ZJjBLZ/zZRhI8Kfc",
+	"GdsWprjy3F8CejkIui/bneYOTIt/I5NXu0G3vbuz03z+tf7Q7c7s7OOng3KggPwUdDv3ABh06/2mPoSc",
+	"Gc9kbXOubc4fxOZEW7Oqpp3BWe9pfnCjsyQdVCtFkycZ1UZrksqJoQ/k+l+5gOBYbCONMeL7uyJlnlCS",
+	"FwJoAhwNoyuAReBB3SSxjaHGltQF4AltvRxPjUEFpiQG3so7a5nh+fvld0K620ZiSAEfONcsJVMGBZix",
+	"exYxiG2hcWlYc2Xb8MiGzAkXlsqjgbXO0BoNJ7M0LouUuSKuf2sZqvObysQ/lEq3ZD2/fQkqpAEQ8nnR",
+	"ane2d3afv3gZoKB29hAGiS6GLJuw/KIntWdZvjR247x63ul0263mzu7zX8siE3UoLCeq/fyx0EG33Q4D",
+	"9wrMrVjGjLUbVAqWjEnBRcKuhxlwlR9+piEuUr13a+bWrdqdS5RBf2OHOJnkDJaS8T64ILN4D13i+tX3",
+	"jw9tz/qthuyImHD73U0rlivlJuzdMyztdOtqrR/X+vEH0Y+A1FsXmRUF6b99DPWo2We9OcnZJWdXj9HY",
+	"BuWC1fykYJ81RCXIlSyyFLucoNhfpiyztR+8bPGKRK/gmedpUXRspEDKXEbQXCr0ea2EZplL4OEFIVHn",
+	"fr7KuUbYYKz+71aQdtRUaTYmk1yOJxojQb5fbCOXGVMkNrrFkjXB88QN16iAPgv8VELuJsNCjFQkcgaE",
+	"CykejH0kst9nue2qx2CH0nwMVEXomZCNnUrLRSQoft8wuh96QRwVUqGMVl6kiY/xvb7B1xzco9G9VvzJ",
+	"U3JINMsyKALF8s+TQum/W+0L9zZ/bO50Vm94t6UE36LZ3U+1cyN3jHqv1s/aAlDzEEHonv4fHFSz/Y26",
+	"vlH7I8sy+X9gJ1TRfD6VDi1cGOyVMRtfXxdqr3moSMZoDpakmWAsTsWFGnSD/zWznzOyn9JmE3gAzcqC",
+	"21gDCG49vVCM5snQKG5gdwq6AewpLu6puM0w7RpbQXGbo9dKe620H1hp/6XqsuxuI6VId4aChwFbUmw1",
+	"E5i7kSLI6esZzFBUrECFlzChs6nzHzGhsqE5U1WCIJ6iwpJybPxG4wpXr2h0L4NO2AmjI4We9R6h0Jcd",
+	"CU0zaIV1+pvihYbQH41kMDOXc33jiGu13DutzMVtjSogIlmWu64c53b0Qk6f2rSax8ZCHzB9oCddTeSI",
+	"kQ3zvOZ3ZHtsLAu+W7V7C9nt736YLiUess105fRCfoIreAvLhmJ+e/ih1OcLckwwEucIL2WDco7yXcZz",
+	"7E5ebVSw+Mp+zA3ZJ4xDwZziKWu4bCN0ncLgzRYOCR8ImWMZoLIBlUVP8kftEerc8kAr5T6355M8nx4h",
+	"BuNon1eBBMLCHCkurzd7RlykdgUFGKexUm3FSM0bjAoZY64SIKETbkxfXJY+KLTZz6TMA5sfuRkN0rFf",
+	"/oL9zbaohCdQYfL67A12Evz9CREaVVfybXiNaot6bbCtDbYfLMpSU/3fLhFRXn7rS1JTetfCub+T+YA5",
+	"2saqLvakttbwQ8APZ7ZlvM80HzOLBgGgDXENLzYOSTyPKxs3LHKQzdUQpel0D1BUMHTjtBsU2VGNBpnM",
+	"nUqm2povGlAsKBHsqo7R0SQfoLKcQjQGkB+WQ8VXx/ZwiYTVtJGbWIudbvTKg8jiFbHYay+bKzKQgq2l",
+	"8Voafw98ueryfRKy3OKrz4iH5cJ8obP7USxyb+q4QBUJi2V1SDlOlUbHl2soY58rTHsUwfWINjc60zda",
+	"3a1OpeqnbnXvLDC6V7StFwaN7y1nbyNg14J1LVjvb+Y+OTH5E9Ory8g7Grw3B8LqIZ5jqod3M5O3ykLA",
+	"a2p5qic9K83jsFIqHRKZpUxpG7QsRMaUikQMaIL/CcTSdWvaMyUBIqGFE4sdok3sELAmNNecZg6NEYpm",
+	"SzBKYGujImFZxlJjMicFpDXnq7E9rBm3RdurBDJ9APhbxzNjqpKYbFSntPE9eLnpw9Jyl6GupWAzs/qU",
+	"BuHizCEEjcbyktlUt+ULwYjRTegu16nJWwyuN4PBVK/Lbb2aqcVtA3X9EuaQ2SLc2Rrcdmd7p7k7U2O7",
+	"2/oaLkmeHkmlbbw5p5qRlCVcWbV8E/SNDQHOT849A3GdRwnE2V16m3icd/DXNsraRvnxbBQIyznlBZB1",
+	"NRX+1E0WBrTcSy2SKqNXFeB7MW06BtCqjJCEJgmbQF+bwtpbaJryPBlIweGa0RAfx9OD2XrjkiVsxCYA",
+	"nzlLbRVbCkhkAXGYD6lkdfp2n4fci0TMAUMY0YfMX55Vy3woSUIAZxiIrOJKEx1WoFpSEihiyVhfE1no",
+	"7kJeMlsjFdudBhC+UFt99OY4EhZdFzr/espTlg/pJSNakh4jimnEw7XwzFQQPoYuC/Mk+FQxoWl6M496",
+	"KpMC8afB6KsFEBy/uiVYsyzuDsWh9l7x9moZMTqyvS+hNllUYifN6Gdu3IW9NB7TTcXMJTRLoVkRtcq1",
+	"FPFG2bDPkwygIS0MwuKuL5i7mhlnLafrlSI+4KE9/WsYjOlnq3m3fQITmPmRSAXpxDAb+/0p5B6Fxf3T",
+	"mqrtUanavt6TSg1W7I1RpZpAX9tsa5vtB0mf4vJ/DPKzhXZVRTyu0Li1QD2HRLArH5FoLoyf/Oxv8shB",
+	"k0eISvSmGlp/d162wgArzUF1rshuCumBkbg+OeA63OkfzXH6hEpb/Hu7jR/tV8ZaKK+F8v2Fsl+DT8eL",
+	"9kMib91ar1UIj2U+vS9N5cIun/0UCjqAXULm5Ijmo1ReCb/ljHuiF4nrJjmEarqk0JHgQkvbMwNxAGgs",
+	"aYetVqvKPSIFMWMb5HQyJD0z8dT4MXsWtiMS4BdChxGS+Jmb77rr2trljF3SclguwTuQxIwBq12wEais",
+	"KHbP8kwBjUWTxOZxLWGKJasxYzX/RwKkM9mAMk+vd4CsRZGeTDlTdmQdcsRfN0ogmLY5u+Zjkt0WOXoN",
+	"Hcjo82/stLbJ4YfT83fvDt8cHnw4u/jn+cezfdJjUynSRjMSK1XYoDt6dxV4mLLxRGomkunPbHo/Is26",
+	"ovFx4f+LvGNMAWhkTlNAmFGatJrt/2gGt1cW+MC3ajBq39Gv/Pa6+d6q1ImMmxwcG1RyS3StTNfK9HuU",
+	"JC1Wv60V1G9dbh2Kc8W+YyNR57YDPmGFYt8ZzyNNF9gai0yN6127rS/+zxuqYLHeC7p+nEnh6l9RvC6q",
+	"Kl1SU1rVeA9YUHq9vL6zfD68sVDUz8i6SHQtkZ+cRP7OFaKrian7ZBIhKzKheljaZBWpFszamEuauJ7v",
+	"3NjDtVCWls3lNwtPTL1hT7irdYVi/RiLJyx/oXfUNq94ygDPsrGSeMVWhXOsfJmZ0GubFpfP0K06Bx8s",
+	"yJY+QMX/kX0xK1T7/0NekTEV0xJG4orljNhRrMX5Wpx/D3GOwvFJyHIULMRKlgXS+8b8QJntriYF9ixf",
+	"9B8W+dfFcTot+DcS1UARHNUrq0Y3elPCxj2WplwMFLkamj1bCXIBrTqWdQ4Rq2YcEuDN7U1Jv8iyTQiX",
+	"5VSMkLndS2HH9kB1JMx3lfETKbJpSVgyI6aXlYk6WfQNSkO/SXP6CRUjM4v29SQMA3m2o5pwoTSjgKbb",
+	"m5KUata8Q0/1k2+qrldH39js8Tm4XfzpRpAaDyYzU8x5DNwmiqihzLUjQmk+RonmwyWUUJbcrioT99Ra",
+	"Pa/V8/2TSU9I2dp6TK8xvkH66FTLHII7dd8E5ErXuynPFHYVeD3JFRnwSybCSIBeLbVhNZ0C+SOvP+tZ",
+	"lEhck0Yht8ii2Mn5nimU66QvBsvm0MTuB9dmnvjbpVRupxofR89BT+PDzfM9NNWKSRrcT2sVtVZRT8SD",
+	"XOdnvoUKt4XmXimtlpZxOnLrC4qNFVMyUjAnZ1bPwfihPWAC5gZB/ogZGGu2rPMva3G7DthVki/LBdAD",
+	"J1ycwHr8bEvZgP7gThA0iNgiOleRZuzJfLaF7JnCjvJm2TbnqtQiAQDZMaLdxcBIC76Rx8523lNI1JDm",
+	"MwAoDqU3Er9AYDSy1KdR4Hray3Z2bgY7R8huSduRuiubRiLjI0bi44+nZ2T5fG7hWfEiB6tCPv3d/Ct4",
+	"4VycSDletjHckTM41od40ldHIsvSW17g1J329akgacMZsAZWfxRz8B0eYJJVPR30vbZgnW3idM4OK4Wm",
+	"pdVGhTP71pzxNQz6lGervxw89x2es/qDAe0InhtcR2TqdjjZ+O/Tjx8asI2p21oYBLE7BqAo82JtdPxZ",
+	"jY5Oq7PC1ltteZ0U14IeoUzv0WQ0yI2JYGU6rC7E6yBqKpJhLoUsStirK8o1SyOhr3jCCFC8v704Pvn4",
+	"r8O3BycXZ4dHBx/Pz4C4gWtF8kJgyO6kEK7xdSDBT2hGIn4v8cliKKJWnrigsnbdIYszenD9CqVxqUzy",
+	"QqitL3khDtOvzVpiZ47zcL0/fiyj/FBc0ox7M+GJGea3joAcOWA10c94otfRj5ucD3PWCkM9kimrnrLC",
+	"lILdfi7oJeUZ7WVsxtExxikprdNVwfhn7N5HcSeMsd+T6ZRQRarD3KvY8DTP+SVT5pA5S141yQFNhpFA",
+	"u54DbEXM0y6JilZrOxHwD4tJxgUjG+2QdEKyHZJms0m4IIDu1EDyvDilmrrzjEqzpxrvQKCTQ0kvo2IE",
+	"F0PsLayygJuHjpKXiimy4ITAbAfwgjHS+5RP9Ux5nuTDNN4jMZwR26eyEF79nA6wwwaTTZGwXo0dOdnA",
+	"0hAtZXaR0CyztD/wOWeqyLS/IuJ8SZmpSOSFQE4g4VwgOwNSsNhetNpyxFMLvYHATA0i80ggkbO9PgG/",
+	"EPw3WCxNsk/iLpkAn18ix6701725fErau5FQLJHmRGTtMzqci0GTvEOEMUX6RiK5eS2v7oF7cxYJmadc",
+	"0HxKjBVKYFDEb40mtOX4pVQBC5mY1SaFgyy2/FUARgFgCohyAkYBvaLTSPhzlZYTIIDg2ih6RbQEo4KJ",
+	"1KVWbGYDOJua5OxKYg+YisSIsQkAo/SoMNOd2pEBMrEjZDSPe8nyLrwVGIeQblhDqiLRl1kmr1hqmahY",
+	"Cc6m+ZjJQpONeIkNFDcQd0QKFglgvXYrZEKVIjvkiL8ObbcbwMBYODjzGSwhcsJUMQbYN1x9Px2cReIa",
+	"8fHFr/OvzoXGZfqeKr0J3sbm4ds4jASycoupo4rcc3Nt72Qc9JVvhcNe7K3DKJ6Ev24hTW/nbr/Fk76t",
+	"s/0XcGutvrk2ZiT7BC8C1yOy9ztL1t3aa8t9bbn/2Jb7w5rhIfGR1jsY5PNq7h7G+c2Fs0cevfPa6qiJ",
+	"8uE/b9ZoS0SjNM8yb99sVExfApBxKhLWULbSdkAvjYkBtjkGaICBq0JdbU7r1o0fYwJHwpiiIbkyd74y",
+	"PgPlNZsMLIk6CG7Jb+kSA2CrWaokaxbjuAApK/UXcBC8UFnjGHfsnaydH4l+Rgddh6oLzJ7V2aFZzmg6",
+	"NVbyBHopSDKkYoDG5hCJQNNIuOKdcugA5hXvgbIyZrQz1PyRmAwBRLkm2XfOA9p8biKNgTVhKdlIcqqG",
+	"LG2QGVRf81D4B1Ukg4LzDWPtujivnaPTs5OD/aOL9x9Pz2JrhMOEOaaOmcFHAga3sFYNnqI0zh4m+b4y",
+	"Au0V2oNmlGUK/m6Iqg5G2T7LTQl6n7Hy70TmZEhTnP7GXrnoFi80YtbZ2hBZ5/W/T14f1viTSOwbXeRk",
+	"7H3Va+nqLG3fse4zgMLOqL8Fio7M67lIcCMnAfPTbGuIxdSdY0xE2JhNGRrL+CUjhdA8szoUVZXMSS06",
+	"E5JZz7pJfrFslbM3gjCTJZtGEc8xz0enLMXr2CcAAFeBYRgAbSVUk4xRpcluJMZcFNAM7x8LhwzCbK9M",
+	"9dvAXaocVzaG1GwYKRL7ZUZxJb01c6eKKueCPG8Rx4Ao6lOEnHIpq2uyRfoJwx/WkbwB9dQsD566UnEg",
+	"ZMG7QdQJAzo5Sxi/dHOCM+0DXDB5vESnRyFS1pTUXl4tneR1YNDuwDC12TBBN/h/f2ttvvr0pR2++vp/",
+	"B3dpGLoxEJDDDN3Snz+xJz2oQ4/je6bcHsX5rE1abU8pDVtqrUTXSvQh2mWejkq0MVunoBZrxfDbuJAL",
+	"la9x6FYC0TQHroKaCYM7Kb4JdfINB54U4hQQyN/xTLN81VOgo6NyyhLuY3CFHefxLF3Uon7SmZbM6wh7",
+	"H6abdOW6kNu0Ni5eB2upvZbaPwoLLELwWxHmxDV8fHAc42pV0rVSOC8Eug4kvqJcO0gCH/4asiy1DomV",
+	"TebbPhc0w6SxzTqpC4qcDlDXhdciLhs8oUqx1Bpm3BNZm4uBDxUJvhBF4CdmBP5NNvmpvYuWkHD2KVRz",
+	"eS0hi2u+kUQwlkKqdjLJ5SXNlslTc5VZKcrHxRg5h8Zc4IeyfpsLzQZGqD+2PL0x4lSsOQXXQvMBhOZJ",
+	"8XSoBFEEPJS8XMlUu558pypct5wwUY+asamOaVnG5i1LeOoBt7SUGeRPCCVzQhpkI6ZwjLBTRmaGhItI",
+	"SGHcZniDTbLvZCVL8VJgmmLCheYDBAu2jIPQEx+JDYh3JFwMsOBIpix7phoWg6YsRMLv9wglKRPcXZ9D",
+	"jgTqmXwGBw4lwEYef4kCiPFEQZdEAZ4ZBSGJgpxRJQV+jxVf+A0oqWdCEvsRhvkMK8Gi4KsP4mFxFSZ/",
+	"QHHAM2EFcRdjaPWcUF6IkMQ2AWa13h8FK1ga2+onrsvJNY5aJjWEv8ZcKS4GISnESMgrM0QiJMmkGLDc",
+	"1UyR2EyIxRvYabWIoGMuBsCihCx1Kt6rvQXMPeUMSpqosIUMMDB4aJj8SMT2jbp0U1i5Oikv/hv/1Cwv",
+	"3iT7MCvm0maVzC2oLtlpvSLxyfmHiw8fzy5+2T88O/zwU7yYYt0s032/bW5bbLMid4q9/oO3ozykrg7J",
+	"QJppXzMBr7X298nyzOr5VapN8JxfUE59x1qT7wVDjPLTyNW3TEzJmVG0b2iWLfDqbjYfvkG1xyq2w36p",
+	"vIwiW2gv9Fgix0wZzWTz4DGhmkiRsD1CjVKwyhDyXQrqR4z6q1VzuILa6kVsLqcsHw7xPEyO2+SPTY3P",
+	"sh1vVNzVMZ1GAq0aRaelcm4YSwbrFazmXl6mgMbm2odba4O1NlhVG7zjgqvh90YfwVqphc7izWJ4haqA",
+	"vBCVvOOi1pXQN1/YzLetFTBCyVw+nMvN57by3hKcYvWbvQUk4KEGIS9EJMY0BQxPR5O6Ua0+9GUKIUH+",
+	"R5kTLtBtKTsvQ/IGiF6xLs1Y+SE5enMckv3O/jNF4krPe9ywJQa1Sj7v13BFUF3YmF7GL1mIPTKIRgXe",
+	"p52VSPiCBjJXz+A8i1rjgvNiYAo2aCQmGdV9mY+fKfBnfBcFVgTIS5aTdov4CoWBbLgKtRD0E8QYsYyw",
+	"2heDjt8kmzaqFRbwNfzdsMn9XsEzbbsZqmVaixWJTX/fHLj8axYT3LWr4EH7Aip7ea1s18r2xwmY4rpH",
+	"pfG0oqZme6aFFQI3VgX4ozEhJbO0gp/d50b8SsE2Zb+vjDicAnw1S8lGLNhnfVKIfR0TUWRZw2avKrj2",
+	"87UFp35sfz5GzltBVFIddM2sLAarbL86az/vtjrddrvZab38FTAt4dW0yEvyN/I30t7cDebolAEHTSVD",
+	"e+t+q7eTPE9fsla/M9gZPv/95WgchIHRb7hi7QjMF/CiqnCZrbPWCwuXudPu/Br4w+AJ88LS3eg/dq9e",
+	"TF/RdrLNdgcvfn81botJqfiOJAJhpnxgdn4Y+EVRvdd2ea9Wq2XuhQBGboCa5nadJkOKU7zZbrXane2d",
+	"3ecvXr5qmdViLZOgG2iWsUFOAXbHwnWewr7k/8YqxiSfTiANeaVqSj+l0AHc55eM9IosY5pMJLeqSfMx",
+	"+zeSYh8UuZywrdcsz7jZ3J7u/vpX6FFA3Z56QgjYbuPdplDEi4a15l5r7h+pPqSqhZziLr97DAjs40JX",
+	"EN6IFNAtL5NRlxjviiZDkhYMetDNzouNNojJRs5oinkgJ53ihnXMEuCziKmvJBlUvBjl2EupIrwfiZIB",
+	"KGV9WmSaxG5zxw3olAHv2jicooIuB/28xmmU/UggTnLlxNBztFX7b4zBAB4x1bWauj2XFkNhX4Wao5mS",
+	"mAIEngeqyZmV8MToAwgAc5XIHBu8BMsioYe5LAbDGmpeT+omOajAMpQzCV3zVMdkA9KjO61WJFwqDo5o",
+	"7OHvGWfKevSkX+giZ6HnDaFkymhOqNl0xp0278SMhOoSHoF9NgvMXuDfMAjzro3m2UBvUyYjRX4vxhPS",
+	"l/kVzdNGJIydBTyz5hABCIHgYhN/8b3SFx/SycS4/wjYBKdGwiyIGstsKb1LUPSwNOXgSmjeUcVTthwv",
+	"HbPQX8gfhdQ0JIViKfka3w4/3W2u74qgvtDCWmbHPG2T5NZq/4kCuT9RK7n2RWmm3srmbf1lbd77mqg3",
+	"gt/b40IUTUYBgch0CnRtra6t1T8FmsQaCf+BkPAr5sUic/76KNnWF/fnioj4uiKD9qyBzDWBvJGDwlwd",
+	"Kr8y9gdlt5wjR+nUtdEqWvLeonwFdsyqRF9D7K8l+PeU4G7ZPiWQ/Rtk2xJyzI+isquqfFvLjCbwkIfy",
+	"Cn4Bw9H4m1dMLGgS/InpB5da6+D6Orj+VB2NtTpaq6P7h7+flHL5iembNcujpbBPvcFtM2Q6Gc7rsBNo",
+	"cGGuwmvcY7kik5xhqBojrICAvKGhpkn2yYw/sBcJKqZE6iG2k1QaMLhu7JHYSMiYJBmjuSKxEbtx6OPf",
+	"iB7m4tVNcso0NoxQHdsIfi5FJRwhcxduhl9trDWMhLriOhkiHD6p5s2h73w8KTRLEW3Msj/AVUKM7leD",
+	"/1g9hXortmhnXawfE/IqJEoS+BWh0tzIIoHXxiizsJFxM33mwgqcF64UwO7yjJGUK7hDkxzREVwKI9S+",
+	"EgCsBrxmIguhFdHyiubYRgRx4qXh5FXjxuegFWpmxh3Dvl7NQxvOrZUEDuSxyFaeigkEc/Nns4Hw5n9+",
+	"a6fTPmu96rY73R1jwj3/ztZOBXcKB7s2f9bmz5Pxxv9SHVCoe+4W3pwwkS4tAPxlaHPNVToqzow1Umav",
+	"bakSOT97A+IOiAyk0MPQGhTmUK1Ir0ihaXgjVmghqSZ+Fe+RODOL8lylWCMI5k0kCqGYbthQBFg8UAFx",
+	"xUUqr4ix8LRyLBEDoDOgiE8XCaMse1SxZ9AaYCWytQ1ChwHoWrMd5F0yZMlIGTMGB0bs8KHWe0pUMcYB",
+	"ODhQeSXqzVQqJFQZY5JmU80TRVLZJCeMpkQlcsKWQGqARXwKL+LBgrsUrB83q0F3F67MtKprlM5Zq1UP",
+	"CpgFgae0mjud9vbXMICXWb+cVamzV+xsttrXXLHdabZevmgbl4Hl54rlbynPZgbaau7evXqtnMmbtJgv",
+	"azUHrzXXn1Zz/dBFaIhP5CSDk+lvKtVSj4BUBAw215aEwxE1tQAhYl3kglzJIkuJ7PetaQhgEV2Q/9i6",
+	"GokhFWlmfPQN/EbZXqPY/hBbkqGh1hPjyJp/FTk/eY+MOo5iByTx0Ztj2/cFRVxesYyTSRO/VzFUoht/",
+	"9opsGG/BOOuISIFHIPbExQV+Z65ueYlCS+kzZCT+L5bxf1OptiZZMeBic5xMYsRb+i+YhLT2A/6NwN7g",
+	"OTU8ega0Lm1yyxQUkt4UKswYFIqZGYS5U76Y7PkO2ehNAZ3WkilhUxoEKxQZArptDCex1GFIIGdTdXbM",
+	"lKoRS800VGrEEiqE1KQHxEfUGAvmSO6gW5Xt57VYHfhTn39mKbmSearMiwUmJQ4Bg0gkOUuZ0JxmIaFp",
+	"mjOlCLIFyeyS5Q1fCohryKjrjPU1kYUObZNeJGAauFYs65OM0UsM7YzNQU0CJoljD/Gw51wh/4+ZAio8",
+	"NIjMPd48QtCac4CAh/Qpt4vYLA8uBnv+qoAoDxi5nd3nlZGO2ESbo6CXDtcsF5NCE1Q/ZhBwg+c75Gf+",
+	"OhIInkLsu8EySFi1aI4oyGPCiqzO+B6p7DhjTOQMmIK0JG1z3UVGhIdjPIPN+1BWBI4IZAquAMQ2FCyx",
+	"vACVBZazPpT81dmejPqH340PndNkxHII5ZXdEnXx8l7KESkmMMkjZqwrnrDSyx8wfeG+stPq0jJVGfgl",
+	"mBhvOtccJ0BNxz2ZLaaALIM0v7njPvk2O4RsAZ8aqlqDboAyawFc5CmjeYKFpqlMVDlo8+niQsHPtxs3",
+	"wqAtHPb8AN0025v7AY+TCYr6e5hUsKxWNalgw6xNqnUw4EdqBXCC1RlhsC3ub30lQ6q3krL/G2TAws6A",
+	"M5qNoPCdClvDzwX5OGFi//CZmusjJ2pIJ0yFoIBAqTK7eyH4T8XUnktO3/5s1CQU0J8fGoOAFEYz6S6g",
+	"VEGjdvzFuNIXRZ6V+FzmG2OUWfYRaIEfsan7ecSmTRKD9WfsuUho31vtH8B65cZxNkqX0ASyBGQj/ung",
+	"jGzByc58gwuMG3uECkzT2IPNaQNLfbjT2rG3vBBSXwC1YVwZhcBR1GHD7Nmp5zGEsC00QsQlPaOyFfdX",
+	"7iuH0YnHbYAlqGif6ekFBwuoz1keN4hiEG6gHmPTtVh0awY0NkREokbDb8HZqDZvxA/YkvOHs4Serm/C",
+	"tXAUClI2JfOOjX48U4TRPOMsd8+C1g0fCDMGS/ovC2jzWHyefWpsllCKK02FjmuXw6kux2rHwD5jMqre",
+	"BCJkrQWEbBirEhJGkbBBJjdRZWjFXFIBKaajgGh6gp/Yz04kqtMDdAxuglLJVMO/dncDeSXQaQnNnshp",
+	"osHMTJ0dOJlk0y6J1VRpNoasW8pwZ9kZAevQTYXZgGLTzAGx5heg6NgmWmUsLgCR63OWpSpEYlGFF8LY",
+	"FK52TGuaHeO3vH0tONk0SdgEsoPGvrZvskKc9EyRGP2UTftrTFARWAJukBH2J59ERRcBX9gV2t0I/mem",
+	"ztnrbiCRSFmS0dxa6133LKFjTx1KnrCYbNi1wHNoIs5J3C8EOoIwne4T0q2GADBkJER24UlYVVz6U24O",
+	"3aAjsRFrNgbzuMgZ3n5yMTF/jOnnC8TEcJ9K0et/iESMyeOEXUyYoJmemqP78JgimVa/hOSr0hKurphZ",
+	"eJGIMzng+qLHKdwmk4NJLnvKjaT6Ga1qLgYXrN+XOWZxL1nek4rradwIgdmVbipmJkEbJ4IL/+bBHWyS",
+	"Q0eSanxj9CBrgqHrqUAiMeRm103Dch+F5Ir1hlKOcEdBIE5VdqCLgVrIRbtLaoIHzvGeXSIFRoSTKUno",
+	"xIym3cJ9hiIzCtAniwKHGVWXyvM4LtBXFhsV1SxfWDMZFmIUO37IboXaxHmkccoyTZu5hC40eACIVEDo",
+	"1/5ot2VcUgGHZfbOx42hbw2QV/qArXOBby7es4l4fKILiU5b0+LHXBQA3QKSOy8YoQTGbHnP2HiipyTG",
+	"fWH3vNUQcBZS0OI+s8oa5R3XeyBehWNU/u3txw8Hn+KVKIEdBnQkZiiB98ElLvJqYq9KBoyhASC1tbet",
+	"gn9+aTabX786qhfzKEKS2A3MvHx8rCb0KbvN5nSaWbZGROHX58qIpw0c8Qz1nCtIKHIRoqhVmk2UR+wB",
+	"Eq9cjifa3wPLM+Z3uksW+Fs8Uz6PYKw/lpYcOld0GkaiJ/WQtPCVc22WBSSBiBTZFFxWTbMmiTmChMKC",
+	"TcaTbNO/20i4vctTjKzE/7NpjVXAH0KZ3GgSMERRMTuJb+wwUp1yEjnSNYRcNT4h/pXI1P4FlmcUkK/k",
+	"a1yive4fw/UUcCbUOJxxdGM6Yq6ncyNGVzImsTSij1vhW0KpGiMDNgdAEPlXERpHXkvbf7iELHmPTKiy",
+	"VNDG1HQBnV1jy6EkuLAwQFsAIGfEbwor3FboeOxX4DCMhC2td02xFQ5lcj3mVBzaLRcJf1az2XSMyg2H",
+	"jKSR97AEkp2wXEmzfh1YK5HCXEOVmL8K7dNXJObIdHphp7rycA64+MKFJGLfe8o12aBV6sSKbVilAgTG",
+	"bDcBUiQMlDJPGfShOmvW9nSiKKkzWpBeoaakECkKgFLgxzkzYjY2g6CaDaY3PhDsufLKF+bKsy/NpRCv",
+	"6DVNoca3KV2b4D5c0IDFZf64pFnBKqyF6Lr5K2HiM5VkKguih1yMCO0Z47Ga7wSiSv13KKQF5CZjWEJ0",
+	"C4ykVepzwNF0NKUrDOuMZca2JJT8LkdQcHHnW7sbuzhUXYMBoklVifmoEdwJb3jR7mxj0GBFusbai3zM",
+	"UimrU2H2agobgmhyAvhcKfscdFuhm+vaHSCghS+YZGAcJTQbEy1TOq1Mu3d+EInLllgF3faL59sv2q+A",
+	"4QVqpbwq2O536Kuknb5gz3u7dCfZ7nVoO22x4Favzob98LoVmwgqgvyzzCg8ZEuoKceg2/ZQIuVXu627",
+	"vlMMTV4DOBZ0A2878DQKutHs1ERBGNnn8z/PWX1wkJ3tqDbdEU4jnHrTROJVcKlEZq1EuCoisyyiAOzD",
+	"KOh+ieB14yXdC8dzcbnAL1HwNYzqiy3CPPnXT1+Nfv0zPnf1Ad/QbNz8AZ9y0QNFICWi4Mk/1Kcwwh2P",
+	"76u2uSPc3dG8JIiCbieMatseDu58rTwu2u6gle8iCq7H+yuHRDb++/TjB0QrgYlaguVZc7S8S7VOM/wJ",
+	"0wxhUA9F3XQJCJmnh/bg1bMU6DjdIVeBJ96pfBFPvX0RI553ZATBrfvD8dxqWcjrQk1XLoPE0+9aDOnm",
+	"6h4lkXiJu6Zu8OyZBI45t3OrWa+cuPKcwcI8F/SS8oz2sPh6d/W3fVKIY3RmF7erzyR1yAaetmkuSTXv",
+	"ZaxRyUgd51LLRGau1HOcTJZnk/ZFNXe/ATNA3mC0nrgrhdbjNI9G/nF2dkx0ToUyr7kBlQ42yD+Tv4EM",
+	"0+HbA4gSpEyNgCzaGU4KUkxQbIJBA/TJLdGLi2n7lAXOmHXMzZifKWIUxubJ8RuX5IqEzXIRl+TqYpE9",
+	"ofiYFroXalk5lBLVQiE2bxUJSnqM5sb1NToRh1TWzyhNNcuYUmRDSBIfJZPNU6aMv795mMZ7hIppJFwp",
+	"qYtjICM0PFWdqN+S9sz4MTFG9io5l3gfQvsxGRdKYxkQhKHmT3V9SLPmd+wj9f71Eccn0MTEZjcSccaV",
+	"vsCX4VD86yk21SU8DWEIIcHQUYj5gGMbQAsjAZ8bdiiKifTCulcx2Yht2AUi4eyzNv9iMubvZTvV3+uZ",
+	"MZxRBPD2mSRjIOi8SHSRs9QnVgDOumQDD4EVB9ePzVWNmabGuLFQaBAsr0WyNR0xVbY+V+LlNi7uE0F7",
+	"dTYhQDcrRDXiFYklIS8L0e1XCEaJkO/ILguuQByZZ0DK7JPzDxfHBx/eHn74KQ4XR75KcqRq4CsSq0S+",
+	"HDzFbGgLw0c2pEXmI1p+oDhuCDuKeP/YPPL++4uTg3+eH54cvI0r3XQu0FxhmMIZMG96wRSUqUPz8ZlC",
+	"DnGoMXeZ2H184hGbRmJskWddus6sFnj0PTKzHMVKsGQ0y46SyX36yoz/3w4D80s+SYJu0Gm2jLfP9FCa",
+	"W8BAt8xcONQzMGU919Pilq/hv6fbo5efW/nz6Y7o/LE7fnH1Srcve4HvT/oHyzJpNJItQ6o+/S3Au/9b",
+	"SXEySY78iQ8frVkyQ7gcapf67Yt/Om4WRc7+T4mJDr98/QShLCsb3pRj8IIh6AZjNVg+hUmlfK52o6/3",
+	"m7R5J8jrMXe7ECD4jt4cr92aP2n1VAetzlkuHyE179sdYOthrV3jGAysiXJFwYyCXP4eERIal9fLYl1U",
+	"t2JR3V+q7c2Y9qdY9nqNGwRVZNf2M5QOzMBxydh8O54c1krtwOkwLsBMYV0jrIHio+mRZY6Rq+vzwtWq",
+	"M6JlJKDOjipXqBaSWF4Jll70prY0wtvhaHvHNowY11N08K0RMFyQc8E/u0z/nkcsqLVswKWg0yISNE05",
+	"nOqfUl4JtKM8Yu2QXjKyYesEFVFFMnQzFYlfWO/8kCgEBnqk9PWywvcjfMMPU/T+25drsjgrZGassXWW",
+	"U+PXk32fIKokbTDREwbuLUNV+RhR4P1BZvJXx2+tBDLec5dUW1CiPePRmReIa3ytWn7kFrglAc3vFJyb",
+	"r67GLXzbABectAX9INcLeDiEaIhjcWFc24SFVeGM4twyMLC00cX9kRqp5Ru28EYWntvVAODAZR8beyqV",
+	"RJOil/EkEnhvs5tD40NDewjVWHh0crD/9ugA6qxVowxJoYiT0IcU+yDC4ZuD05j0ecawy0gP2Rh930k2",
+	"RV4yLM40j4LkK5FIpNKKtEghIHAFIQxQPQrom+GEU9c0B0ON98jHLKNjezXbgGTJXKDQyTfFuXG6mcER",
+	"Xd/u7AX2Mb62h6dfgZYscChdQj3JaJGyzSHlo2JzBwBNZKHhqF1IiMM7M1IY4OInPKn2z8D759jxY6/d",
+	"anZ2y8sPJnpzt/l8U7M8p5Vrd2rXxtqphRe+e3NOOZM38XX4baD8DliL/L9U1/N3bZ/BBIPf876LBu0R",
+	"K9DzQqibGB9R1kJlaK2JxOceBLvyNvhibimg3npkWqmV6LlOIYb+jmea5aueAsKjcsosnGc2xRyHB+wo",
+	"hPJ0hNhP6I1UF1WsSpsx/fyeiYEeBl2we+c6D5fcsnw5cPtq5d+y21ePueUoPj0uI/BtyI/MY8+vurVc",
+	"XUdpnqgotuJvASMv5vRuBgOyKdGECpJKSBTp+SgKYj6YDc6lsM0XvpbftwD6pqxaHhGb1zDXZy4PtjUW",
+	"SZXXuBoyaI3StSRtIgXW8KdES5th0sggO2JTY/b6ljLX7E+YuOS5FGMm9F45tDHwuvIsI70cc1cYFQGa",
+	"JQ80oViSM63iRpO8kULJjCnbP2nur+gUG6fM30yTHutLh1CEUSKfxLoRJQi1xQPCvwPB0/ECC9VNsa8+",
+	"tjPqSoWt/LbHG5VQPcZCBDod403q648b5PKPmw6RcpCxuYPqYwLXBSIpdukF3eCy1dxptu6BjAczfyMu",
+	"nltOuI3WWmBtXX8rgF4nGRab1a6/73qaVx8ZdIcv4nm10g75wI0VDiFfsdjO/sXd9wencF0ErNppn7Ud",
+	"DFq7s/1rMGdCThShGcu1mkeYx4JX8yLh7k0UKBfYiJsGvmOh7HcOPtkI9ZWDZE1ejDujHfF88vKPVt5R",
+	"O/r55eflsKKzYy3yLOgGALzU3dqCt9i0E2ZuitUk6ROiLbVr7TaGu1vna0G9NtefsLlekaJOvPuvAH1k",
+	"YX3nadEzH3vQxXl+8t4YoL6Xmiwq7iMbsg+4YKVhHglfsdeoggn4/mqwovkAgJdj1A1xiCoBQ8VDBuAE",
+	"IiW9KTmRmmrmHoicwvFNsi888MeQlrhnnVa5QyNxCw5Je/3vSiF5nay/k3BfVSDfUl5+O7rHOynJ61Tj",
+	"31bWebgw4UDFkouj/s//fJW//Onn//0jP7v6/fz47cvD98e/HsrOe/qenl69+Hx+1joZqN9/f/mfD68x",
+	"76ngcNPc5IrYjVPh8ME5WKu6tap7cITuNYHhtyMwLHXbAlug6uttfbF/3YKr0J6BbRu5nGC62MItkJRl",
+	"/JIZtX8L0sI76+L+EXC9PJxvdxu2w+sVyn1F+Ipch+5trKkO16L7O5Ir2EVb51ZYQYIe51B8CFWF76Dd",
+	"4ymQJF4rP6+hSHSbcTbZfOWR8qom1lzo/u5i8IMU7KFF4Tq49U1M9RUF/IxgPzijN8osOKYmeNdK4Gkr",
+	"ge0VwW6PZMr73An0JwTEu0gNfM+Uxw2C/HZi9hdnKj8Ey+Ae4L6JAVOxh9aUiiFefCQA4YnQRBc0y6YW",
+	"XNNiw8degMVkLC+hmxOLa0STHHi+vkg4dWQJCaHx1ZHxnSAw4a3o8x7GTL8v796CCM9tZe63I+Gz79iM",
+	"047406Mqy7/dWwu2657ON9KC+EZW9nZu4JRba8e1i/Sju0h/Rea6O8W1tsqQ1LWlDfYMwOd0J4QOz90X",
+	"N4QEoQ9BLdtUWFnJs7S64W05hscvKV5QeVs+EhohvFp/tKjqVrlikdXEuH2+qa0x+foo1RZas/HE6LnO",
+	"yjoUNCO8DHbpXNi0TTu97WQn3WXP+y8GL4evfh+XMb10+VEjSzq7jwNZdO9d4Kfdff5rndc2AFic3da2",
+	"/Rqn6Y1MWdDdbW0jDe3yy27vVnnybPllYEOuJbLBvEv85Cov3Dq5TQVGJaS8jm6uVfcP5aRWazdITUk8",
+	"sMO6gnbc+mL/ngLwD9NIKnXne96sst76+6GkWlyjAkDW0BBpD7dc8VQRJSX8S8mVzEdY2t3PGQuhnBoq",
+	"DwGfycFQ+d5JQGuP7TRs8jRuksM+4hpZNVMyv0XC35grEiMqUYyDaJIzwEC3EBwrutMnZm5nJOJ8xXZn",
+	"sZ1SHQwgqa95Sddi8bt4NG7pPglJCntqVpROb+kq5FB7tulKgb7cL0K4UJz9xC9nE+lAGIX3DEnOdJEL",
+	"lkJRHET2muSdzElnhwxlkSsvjYBfm+b5lOgrCfV1wGSjQvBJkDqEJkN/YSVJzhJmTlWRSKgg6opr4MnG",
+	"7FQmFRcDW/93R8EG81crQnqwTpSnUxr2pvPuX+r1Pw+HuUreDLN/Hh796//p7arT/1UT2Xsh3/65y8HK",
+	"arByWa41zFrDPJWY2XdTMIvqkm+pXzRTj6RW/mksQSOfnVHbNPdyREtaYszHq5xMCrYHm9yZk5FQQ3kF",
+	"4aElTslKKmGfuAyTv5m9A8BDDbkYgCoyozPaxugqrjwtMNaT77RekV8OXv/j48efL94enu6/fn/wtms5",
+	"sgl3/dML9M8ZU5UqitXsaTMSO01ri3ot756cvMPK2QfBLACxdp0ZMLvpwpqhypXf3HuV3Qj2Qj1Cv0Y4",
+	"+HPvou+lY438viHLAxzmSZFzPQXdiVDs+4UeBt3fPgGuL3RYL6KNP3OcdkhLPKF6uIfUfoDCVZIVc+WJ",
+	"6M5fvz98c3F+8r7p7fWtyzZoYju8ORxX6IxyveeItYicmX2WTJMMstU2zWL5oeezNmc0GwF4d8nkHJKr",
+	"ocyQZtI4fzInjhSscsUjRwk2f80DCBt5ercqR7Rl8eta/YcdXppQovmYAa5sFYYl9JUsNBkNciOqEO6L",
+	"qhFLHT+e+euKcs0QncFMQUJFwrLMereVUQO8xPyIq2QVxIKsw4WAzKbC8lvhi65ctXr6ossDVIWfhJy5",
+	"ep2NTIrBpmb5mIzZWBrjB1H5R8KYSBvmn4ylA6DwR/jtRu0VjGU+XfRSK8CaxiYykyoYktqa9/GWq0Tm",
+	"aUjOWMYGOR3DTf+n/kTuhAXX3xc1fuIkk8moW/ItAxclRACA+I+SJEecYf+mQwwZpAXDF2+WAZA7IhoZ",
+	"iY0mSYuMxY1KiBVypIVjHrbUBqoy6lN71qIxn/KBMCslLXJQKGiJVWIcGuj1crMvFe5W26FYAZxDJsLP",
+	"m9VmXXtvLzsWvw4LCeLQ4xOaYfWUbTXE2LLZdtVNa/vml7zg2Y5JPcxlMQDUPwQmtGTNiOWsCM1yRtMp",
+	"URNGR8BqYGWTcnwWWBrmz382S9vuCS0qgyxhEI2oKqfGl/Y2PYBpyf5xu+qs1YwOEHHYmJIemDdndMyS",
+	"AqvZ5Twlnc+fCU38hlPlAmjO6I59DxZDLcgtsABZFqGm7ez4Jk/reje+1dPaZ0OHDhiJmb11uLh8+ltM",
+	"gs1x4x2/xVR4TJWyXJIL0HIpkQVAwCEJqpayMjU2VPdN5sSVuX2b2XDqzL11c2CpcZrfaDGUKutbrAUy",
+	"yajuy3xc0a1V68BNBtL0wNnzZROPPCPWRHvj7vdN5AT25LOUUG8BblAyobnmNLPosFrKBpyfF6LpbbXH",
+	"no6TQjzukjAWDCgF90QgGFieFxNAq81JLsEoNeZs+fzfajl8k+ev1ATZ58M89g/xcPZR3JM51qoLmriy",
+	"px9g/c4SiYMDB1zgzJFDATuQObsaA37sx7cGtnHdH3MaTo0Q601JNUSAcW2q63FtGMD/HwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -177,6 +177,8 @@ var operationCases = map[string]operationCase{
 	"listModels":           {},
 	"getStatus":            {},
 	"listModelPrices":      {},
+	"getAccount":           {},
+	"getAgentSpend":        {},
 
 	"listRuns":      {query: "status=queued", invalid: withQuery("status=lost")},
 	"listAgentRuns": {invalid: withQuery("limit=0")},

@@ -67,6 +67,8 @@ var endpointLimits = map[string]int64{
 
 	"getStatus":       60,
 	"listModelPrices": 60,
+	"getAccount":      60,
+	"getAgentSpend":   60,
 
 	"listRuns":      60,
 	"listAgentRuns": 60,

@@ -116,6 +116,10 @@ type Conversations interface {
 // Analytics answers Get Agent Analytics from the hourly rollups.
 type Analytics interface {
 	AgentAnalytics(ctx context.Context, accountID, agentID string, q domain.AnalyticsQuery) (domain.Analytics, error)
+	// AgentSpend and AccountSpend are what was spent this UTC day and
+	// month, read from the database at each call.
+	AgentSpend(ctx context.Context, accountID, agentID string) (domain.Spend, error)
+	AccountSpend(ctx context.Context, accountID string) (domain.Spend, error)
 }
 
 // Memories is an agent's long-term memory as its endpoints list and

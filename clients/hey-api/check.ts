@@ -445,6 +445,18 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+async function getAgentSpend(): Promise<string[]> {
+  const { data } = await sdk.getAgentSpend({ path: { agentId } });
+  const s: T.AgentSpend | undefined = data?.data;
+  return s ? [`day ${s.day.spentUsd}/${s.day.limitUsd ?? "none"}`, `month ${s.month.spentUsd}/${s.month.limitUsd ?? "none"}`] : [];
+}
+
+async function getAccount(): Promise<string[]> {
+  const { data } = await sdk.getAccount();
+  const a: T.Account | undefined = data?.data;
+  return a ? [`${a.name} ${a.limits.tier} ${a.limits.rpm}`, `${a.budget.spent}/${a.budget.monthly ?? "none"}`] : [];
+}
+
 async function getStatus(): Promise<string[]> {
   const { data } = await sdk.getStatus();
   return (data?.data.providers ?? []).filter((p: T.ProviderStatus) => p.configured).map((p: T.ProviderStatus) => p.name);
@@ -510,6 +522,8 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   listModels,
   listModelPrices,
   getStatus,
+  getAccount,
+  getAgentSpend,
   listRuns,
   listAgentRuns,
   getRun,

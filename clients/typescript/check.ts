@@ -458,6 +458,18 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+async function getAgentSpend(): Promise<string[]> {
+  const { data } = await client.GET("/agents/{agentId}/spend", agentPath);
+  const s = data?.data;
+  return s ? [`day ${s.day.spentUsd}/${s.day.limitUsd ?? "none"}`, `month ${s.month.spentUsd}/${s.month.limitUsd ?? "none"}`] : [];
+}
+
+async function getAccount(): Promise<string[]> {
+  const { data } = await client.GET("/account");
+  const a = data?.data;
+  return a ? [`${a.name} ${a.limits.tier} ${a.limits.rpm}`, `${a.budget.spent}/${a.budget.monthly ?? "none"}`] : [];
+}
+
 async function getStatus(): Promise<string[]> {
   const { data } = await client.GET("/status");
   return (data?.data.providers ?? []).filter((p) => p.configured).map((p) => p.name);
@@ -547,6 +559,8 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/models": { get: listModels },
   "/models/prices": { get: listModelPrices },
   "/status": { get: getStatus },
+  "/account": { get: getAccount },
+  "/agents/{agentId}/spend": { get: getAgentSpend },
 };
 
 export { calls, describeEvent };

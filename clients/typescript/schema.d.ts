@@ -576,6 +576,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents/{agentId}/spend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Agent Spend
+         * @description What the agent's replies cost in the current UTC day and month,
+         *     against its budgets (`settings.budget`; `limitUsd` null when
+         *     unset), with when each window resets. The figures are the
+         *     database's as of the request, the ones every replica checks a
+         *     budget against; they sum each reply's own provider calls, as
+         *     analytics do. Read scope.
+         */
+        get: operations["getAgentSpend"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents/{agentId}/tools": {
         parameters: {
             query?: never;
@@ -1318,6 +1349,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get Account
+         * @description The caller's account: its tier and limits as the operator set them,
+         *     and its monthly budget (set by the operator with `agentd accounts
+         *     create|update --monthly-budget USD`; `monthly` null when unset)
+         *     with what its agents spent this UTC month. Read scope.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/models/prices": {
         parameters: {
             query?: never;
@@ -1665,11 +1719,90 @@ export interface components {
             telegram?: components["schemas"]["TelegramSettings"];
             mcp?: components["schemas"]["McpSettings"];
             runs?: components["schemas"]["RunSettings"];
+            budget?: components["schemas"]["Budget"];
             secrets?: {
                 [key: string]: unknown;
             };
         } & {
             [key: string]: Record<string, never>;
+        };
+        /**
+         * @description What the agent may spend, USD, each optional: `daily` per UTC day,
+         *     `monthly` per UTC month, `perUserDaily` per UTC day for each user
+         *     who speaks to it. A run is refused (402 `BUDGET_EXCEEDED`) when one
+         *     is reached; a run that started finishes.
+         */
+        Budget: {
+            /** Format: double */
+            daily?: number;
+            /** Format: double */
+            monthly?: number;
+            /** Format: double */
+            perUserDaily?: number;
+        };
+        SpendWindow: {
+            /**
+             * Format: double
+             * @description Spent in the window, USD (6 decimals).
+             */
+            spentUsd: number;
+            /**
+             * Format: double
+             * @description The budget of the window; null when unset.
+             */
+            limitUsd: number | null;
+            resetsAt: components["schemas"]["Timestamp"];
+        };
+        SpendLimit: {
+            /**
+             * Format: double
+             * @description The budget; null when unset.
+             */
+            limitUsd: number | null;
+        };
+        AgentSpend: {
+            day: components["schemas"]["SpendWindow"];
+            month: components["schemas"]["SpendWindow"];
+            perUserDaily: components["schemas"]["SpendLimit"];
+        };
+        AgentSpendEnvelope: {
+            success: boolean;
+            data: components["schemas"]["AgentSpend"];
+        };
+        /** @enum {string} */
+        AccountTier: "standard" | "pro" | "enterprise";
+        AccountLimits: {
+            tier: components["schemas"]["AccountTier"];
+            /** @description Requests per minute the account may make. */
+            rpm: number;
+            /** @description How many times the per-endpoint limits the account gets. */
+            endpointMultiplier: number;
+            /** @description Most agents the account may own. */
+            agentQuota: number;
+        };
+        AccountBudget: {
+            /**
+             * Format: double
+             * @description The monthly budget, USD; null when unset.
+             */
+            monthly: number | null;
+            /**
+             * Format: double
+             * @description What the account's agents spent this UTC month, USD (6 decimals).
+             */
+            spent: number;
+            resetsAt: components["schemas"]["Timestamp"];
+        };
+        Account: {
+            id: string;
+            name: string;
+            tier: components["schemas"]["AccountTier"];
+            limits: components["schemas"]["AccountLimits"];
+            budget: components["schemas"]["AccountBudget"];
+        };
+        AccountEnvelope: {
+            success: boolean;
+            data: components["schemas"]["Account"];
         };
         /** @description How the agent's runs behave. */
         RunSettings: {
@@ -5954,6 +6087,62 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getAgentSpend: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The agent's identifier, `agent_<id>`.
+                 * @example agent_01jd3v8m4q2x7k9w5t6r0yzabc
+                 */
+                agentId: components["parameters"]["AgentId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The agent's spend. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "day": {
+                     *           "spentUsd": 0.4213,
+                     *           "limitUsd": 5,
+                     *           "resetsAt": "2026-11-22T00:00:00.000Z"
+                     *         },
+                     *         "month": {
+                     *           "spentUsd": 12.0871,
+                     *           "limitUsd": null,
+                     *           "resetsAt": "2026-12-01T00:00:00.000Z"
+                     *         },
+                     *         "perUserDaily": {
+                     *           "limitUsd": 0.5
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AgentSpendEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     listAgentTools: {
         parameters: {
             query?: never;
@@ -7864,6 +8053,56 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["StatusEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "acct_01jd3v8m4q2x7k9w5t6r0yzabc",
+                     *         "name": "acme",
+                     *         "tier": "pro",
+                     *         "limits": {
+                     *           "tier": "pro",
+                     *           "rpm": 300,
+                     *           "endpointMultiplier": 5,
+                     *           "agentQuota": 100
+                     *         },
+                     *         "budget": {
+                     *           "monthly": 200,
+                     *           "spent": 41.5,
+                     *           "resetsAt": "2026-12-01T00:00:00.000Z"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AccountEnvelope"];
                 };
             };
             401: components["responses"]["Unauthorized"];
