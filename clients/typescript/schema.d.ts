@@ -1729,8 +1729,9 @@ export interface components {
         /**
          * @description What the agent may spend, USD, each optional: `daily` per UTC day,
          *     `monthly` per UTC month, `perUserDaily` per UTC day for each user
-         *     who speaks to it. A run is refused (402 `BUDGET_EXCEEDED`) when one
-         *     is reached; a run that started finishes.
+         *     who speaks to it. `GET /agents/{agentId}/spend` shows them against
+         *     what was spent. (This version stores and shows budgets; it does not
+         *     yet refuse runs once one is reached.)
          */
         Budget: {
             /** Format: double */

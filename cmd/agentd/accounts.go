@@ -23,7 +23,9 @@ var tiers = []string{string(domain.TierStandard), string(domain.TierPro), string
 const accountFlagsHelp = `Tiers set the rate limits: standard allows 60 requests per minute and the
 per-endpoint limits of the API; pro 300 and five times the endpoint limits;
 enterprise takes both from --rpm (required) and --endpoint-multiplier
-(default 1). --agent-quota is the most agents the account may own (default 100).`
+(default 1). --agent-quota is the most agents the account may own (default 100).
+--monthly-budget caps what the account's agents spend per UTC month, in USD
+(GET /account shows it with this month's spend; 0 removes it).`
 
 var accountsCreateCommand = &command{
 	name:    "accounts create",
@@ -86,7 +88,11 @@ type accountFlags struct {
 	db                      *string
 	tier                    *choice
 	rpm, multiplier, quotas optInt
+	monthlyBudget           optBudget
 }
+
+// maxBudgetUSD is the highest budget accepted, as for an agent's.
+const maxBudgetUSD = 1_000_000
 
 // defineAccountFlags defines the account flags on fs; tier is the default
 // shown for --tier.
@@ -96,6 +102,7 @@ func defineAccountFlags(fs *flag.FlagSet, e *env, tier string) *accountFlags {
 	fs.Var(&f.rpm, "rpm", "`N` requests per minute for an enterprise account")
 	fs.Var(&f.multiplier, "endpoint-multiplier", "`N` times the per-endpoint limits for an enterprise account")
 	fs.Var(&f.quotas, "agent-quota", "at most `N` agents owned by the account (100 when created without it)")
+	fs.Var(&f.monthlyBudget, "monthly-budget", "what the account's agents may spend per UTC month, `USD` (0: no budget)")
 	return f
 }
 
@@ -109,7 +116,8 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 	if err := f.checkTierLimits("accounts create", tier, 0); err != nil {
 		return err
 	}
-	a := domain.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v}
+	a := domain.Account{Name: name, Tier: tier, RPM: f.rpm.v, EndpointMultiplier: f.multiplier.v, AgentQuota: f.quotas.v,
+		MonthlyBudgetMicros: f.monthlyBudget.micros}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		created, err := st.Accounts().CreateAccount(ctx, a)
 		if errors.Is(err, domain.ErrConflict) {
@@ -125,8 +133,8 @@ func (f *accountFlags) create(ctx context.Context, e *env, name string) error {
 
 // update runs accounts update.
 func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
-	if !f.tier.set && !f.rpm.set && !f.multiplier.set && !f.quotas.set {
-		return usagef("accounts update", "nothing to change: give --tier, --rpm, --endpoint-multiplier or --agent-quota")
+	if !f.tier.set && !f.rpm.set && !f.multiplier.set && !f.quotas.set && !f.monthlyBudget.set {
+		return usagef("accounts update", "nothing to change: give --tier, --rpm, --endpoint-multiplier, --agent-quota or --monthly-budget")
 	}
 	return withStore(ctx, *f.db, func(st *store.Store) error {
 		cur, err := st.Accounts().AccountByName(ctx, name)
@@ -152,7 +160,8 @@ func (f *accountFlags) update(ctx context.Context, e *env, name string) error {
 // changes returns the changes the flags make to cur, checking that the
 // result is a consistent account.
 func (f *accountFlags) changes(cur domain.Account) (domain.AccountChanges, error) {
-	c := domain.AccountChanges{RPM: f.rpm.ptr(), EndpointMultiplier: f.multiplier.ptr(), AgentQuota: f.quotas.ptr()}
+	c := domain.AccountChanges{RPM: f.rpm.ptr(), EndpointMultiplier: f.multiplier.ptr(), AgentQuota: f.quotas.ptr(),
+		MonthlyBudgetMicros: f.monthlyBudget.ptr()}
 	tier := cur.Tier
 	if f.tier.set {
 		tier = domain.Tier(f.tier.v)
@@ -196,10 +205,14 @@ func checkAccountName(cmd, name string) (string, error) {
 // printAccounts writes accts as a table with their effective limits.
 func printAccounts(w io.Writer, accts ...domain.Account) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tCREATED\tID")
+	fmt.Fprintln(tw, "NAME\tTIER\tRPM\tENDPOINT-MULTIPLIER\tAGENT-QUOTA\tMONTHLY-BUDGET\tCREATED\tID")
 	for _, a := range accts {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\n", a.Name, a.Tier, a.Limits().RPM, a.Limits().EndpointMultiplier,
-			a.AgentQuota, a.CreatedAt.UTC().Format(time.RFC3339), a.ID)
+		budget := "none"
+		if a.MonthlyBudgetMicros > 0 {
+			budget = (&optBudget{micros: a.MonthlyBudgetMicros, set: true}).String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\n", a.Name, a.Tier, a.Limits().RPM, a.Limits().EndpointMultiplier,
+			a.AgentQuota, budget, a.CreatedAt.UTC().Format(time.RFC3339), a.ID)
 	}
 	return tw.Flush()
 }

@@ -75,6 +75,31 @@ func TestAccountsCreateStoresTheAccount(t *testing.T) {
 	}
 }
 
+// TestAccountsMonthlyBudget: --monthly-budget sets the account's budget
+// in USD on create and update, 0 removes it, and a bad one is a usage
+// error naming the range.
+func TestAccountsMonthlyBudget(t *testing.T) {
+	t.Parallel()
+	db := tempDB(t)
+	r := mustAgentd(t, db, "accounts", "create", "acme", "--monthly-budget", "250.5")
+	if got := accountNamed(t, db, "acme").MonthlyBudgetMicros; got != 250_500_000 {
+		t.Errorf("stored budget %d micros, want 250500000", got)
+	}
+	if rows := tableRows(r.stdout); len(rows) != 1 || rows[0][5] != "250.5" {
+		t.Errorf("printed %v, want the budget 250.5", rows)
+	}
+	mustAgentd(t, db, "accounts", "update", "acme", "--monthly-budget", "0")
+	if got := accountNamed(t, db, "acme").MonthlyBudgetMicros; got != 0 {
+		t.Errorf("budget %d after --monthly-budget 0, want none", got)
+	}
+	for _, bad := range []string{"-1", "1000001", "lots"} {
+		r := agentd(t, nil, "accounts", "update", "acme", "--monthly-budget", bad, "--db", db)
+		if r.code() != exitUsage || !strings.Contains(r.err.Error(), "1000000") {
+			t.Errorf("--monthly-budget %s: exit %d, err %v", bad, r.code(), r.err)
+		}
+	}
+}
+
 func TestAccountsCreateConflict(t *testing.T) {
 	t.Parallel()
 	db := tempDB(t)

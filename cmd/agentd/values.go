@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -126,4 +127,37 @@ func (x *expiry) expiresAt(now time.Time) *time.Time {
 	}
 	t := now.Add(x.d).UTC()
 	return &t
+}
+
+// optBudget is an optional budget in USD, 0 (none) to 1,000,000, kept in
+// millionths of a dollar as the store keeps costs.
+type optBudget struct {
+	micros int64
+	set    bool
+}
+
+// String returns the value in USD, or "" when unset.
+func (o *optBudget) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return strconv.FormatFloat(float64(o.micros)/1e6, 'f', -1, 64)
+}
+
+// Set parses USD: a number from 0 (no budget) to 1,000,000.
+func (o *optBudget) Set(s string) error {
+	usd, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(usd >= 0 && usd <= maxBudgetUSD) {
+		return fmt.Errorf("must be USD from 0 (no budget) to %d", maxBudgetUSD)
+	}
+	o.micros, o.set = int64(math.Round(usd*1e6)), true
+	return nil
+}
+
+// ptr returns a pointer to the value, or nil when unset.
+func (o *optBudget) ptr() *int64 {
+	if !o.set {
+		return nil
+	}
+	return &o.micros
 }
