@@ -19,9 +19,19 @@ var agentPrice = price.Price{Input: 2, Output: 8}
 // the end), summed over the tool loop; the reply, the run, the history
 // and the analytics (totals and series) all say the same.
 func TestCostOfEachWireFormat(t *testing.T) {
-	h := newHarness(t)
+	checkCosts(t, newHarness(t), "openai", "groq", "google", "anthropic", "ollama")
+}
+
+// TestCostOnPostgres: the same figures on PostgreSQL, whose columns and
+// upserts are its own.
+func TestCostOnPostgres(t *testing.T) {
+	checkCosts(t, newHarnessPostgres(t), "openai", "anthropic")
+}
+
+// checkCosts runs TestCostOfEachWireFormat's turns for each provider on h.
+func checkCosts(t *testing.T, h *harness, providers ...string) {
 	handler := newPriceHandler(t)
-	for _, provider := range []string{"openai", "groq", "google", "anthropic", "ollama"} {
+	for _, provider := range providers {
 		t.Run(provider, func(t *testing.T) {
 			wire := h.providerFor(provider)
 			id := h.createAgent(map[string]any{"name": "Priced " + provider, "modelProvider": provider,

@@ -56,3 +56,46 @@ func TestSpendWindows(t *testing.T) {
 		}
 	})
 }
+
+// TestRunCostGathersTheRunsItCaused: a run keeps its own tokens, and its
+// cost adds that of the runs it caused (a child's reply stored before or
+// after its parent's), up the chain.
+func TestRunCostGathersTheRunsItCaused(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		caller, asked := mustAgent(t, s, acct.ID, "caller"), mustAgent(t, s, acct.ID, "asked")
+		accept := func(a domain.Agent, text, parent string) domain.Run {
+			t.Helper()
+			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: a.ID, Source: domain.SourceAPI,
+				Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue, ParentRunID: parent})
+			mustOK(t, err)
+			return r
+		}
+		reply := func(r domain.Run, in, out int, micros int64) {
+			t.Helper()
+			_, _, err := s.Conversations().SaveExchange(ctx, acct.ID, r.AgentID, domain.ConversationRef{},
+				domain.Message{Text: r.Text, PromptTokens: in},
+				domain.Message{ID: r.MessageID, RunID: r.ID, Text: "r", PromptTokens: in, CompletionTokens: out, CostMicros: micros})
+			mustOK(t, err)
+		}
+		top := accept(caller, "top", "")
+		mid := accept(asked, "mid", top.ID)
+		leaf := accept(asked, "leaf", mid.ID)
+		reply(leaf, 10, 1, 7)
+		reply(top, 1000, 100, 300) // before mid's: the order does not matter
+		reply(mid, 200, 20, 50)
+		for _, c := range []struct {
+			run     domain.Run
+			in, out int
+			micros  int64
+		}{{top, 1000, 100, 357}, {mid, 200, 20, 57}, {leaf, 10, 1, 7}} {
+			got, err := s.Runs().GetRun(ctx, acct.ID, c.run.AgentID, c.run.ID)
+			mustOK(t, err)
+			if got.InputTokens != c.in || got.OutputTokens != c.out || got.CostMicros != c.micros {
+				t.Errorf("run %s: %d in, %d out, %d micros; want %d, %d, %d", c.run.Text, got.InputTokens, got.OutputTokens,
+					got.CostMicros, c.in, c.out, c.micros)
+			}
+		}
+	})
+}
