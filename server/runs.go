@@ -204,15 +204,13 @@ func (r runStream) VisitStreamRunResponse(w http.ResponseWriter) error {
 		return nil // the client is gone before the first byte
 	}
 	stop := ev.pingEvery(r.s.cfg.PingInterval)
-	run := r.run
-	for !run.Status.Final() && ctx.Err() == nil {
-		run, err = r.s.cfg.Turns.Wait(ctx, run.AccountID, run.AgentID, run.ID, 0)
-		if err != nil {
-			stop()
-			return nil // the client resumes again
-		}
-	}
+	// WaitEnd, not a loop of Wait: Wait answers at once while the run
+	// waits for decisions, which would spin here.
+	run, err := r.s.cfg.Turns.WaitEnd(ctx, r.run.AccountID, r.run.AgentID, r.run.ID)
 	stop()
+	if err != nil {
+		return nil // the client resumes again
+	}
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -135,10 +135,9 @@ func approvalOf(d domain.Decision) *domain.Approval {
 func (s *Service) pause(ctx context.Context, t *Turn) error {
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
-	t.tools.log.mu.Lock()
-	steps := slices.Clone(t.tools.log.steps)
-	t.tools.log.mu.Unlock()
-	run, err := s.cfg.Stores.Runs.AwaitDecision(writeCtx, t.runID, steps, time.Now().Add(approvalTimeout(t.agent)))
+	// The steps go with the wait in one write, so the waiting calls are
+	// stored even if a step's own write failed.
+	run, err := s.cfg.Stores.Runs.AwaitDecision(writeCtx, t.runID, t.tools.log.all(), time.Now().Add(approvalTimeout(t.agent)))
 	if err != nil {
 		return err
 	}

@@ -41,6 +41,13 @@ func (l *stepLog) stored() int {
 	return len(l.steps)
 }
 
+// all is the steps as stored so far (a copy).
+func (l *stepLog) all() []domain.RunStep {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.steps)
+}
+
 // step is step i as stored (its calls a copy of the log's).
 func (l *stepLog) step(i int) domain.RunStep {
 	l.mu.Lock()
