@@ -768,6 +768,7 @@ const (
 	OpenAIErrorCodeMethodNotAllowed        OpenAIErrorCode = "method_not_allowed"
 	OpenAIErrorCodeModelError              OpenAIErrorCode = "model_error"
 	OpenAIErrorCodeModelNotFound           OpenAIErrorCode = "model_not_found"
+	OpenAIErrorCodeNotFound                OpenAIErrorCode = "not_found"
 	OpenAIErrorCodePayloadTooLarge         OpenAIErrorCode = "payload_too_large"
 	OpenAIErrorCodeRateLimitExceeded       OpenAIErrorCode = "rate_limit_exceeded"
 	OpenAIErrorCodeRunPending              OpenAIErrorCode = "run_pending"
@@ -796,6 +797,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodeModelError:
 		return true
 	case OpenAIErrorCodeModelNotFound:
+		return true
+	case OpenAIErrorCodeNotFound:
 		return true
 	case OpenAIErrorCodePayloadTooLarge:
 		return true
@@ -921,6 +924,210 @@ func (e RequiredActionType) Valid() bool {
 	}
 }
 
+// Defines values for ResponseContentType.
+const (
+	InputText  ResponseContentType = "input_text"
+	OutputText ResponseContentType = "output_text"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentType enum.
+func (e ResponseContentType) Valid() bool {
+	switch e {
+	case InputText:
+		return true
+	case OutputText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseIncompleteReason.
+const (
+	MaxOutputTokens ResponseIncompleteReason = "max_output_tokens"
+)
+
+// Valid indicates whether the value is a known member of the ResponseIncompleteReason enum.
+func (e ResponseIncompleteReason) Valid() bool {
+	switch e {
+	case MaxOutputTokens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseInputRole.
+const (
+	ResponseInputRoleAssistant ResponseInputRole = "assistant"
+	ResponseInputRoleDeveloper ResponseInputRole = "developer"
+	ResponseInputRoleSystem    ResponseInputRole = "system"
+	ResponseInputRoleUser      ResponseInputRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the ResponseInputRole enum.
+func (e ResponseInputRole) Valid() bool {
+	switch e {
+	case ResponseInputRoleAssistant:
+		return true
+	case ResponseInputRoleDeveloper:
+		return true
+	case ResponseInputRoleSystem:
+		return true
+	case ResponseInputRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseItemStatus.
+const (
+	ResponseItemStatusCompleted  ResponseItemStatus = "completed"
+	ResponseItemStatusInProgress ResponseItemStatus = "in_progress"
+	ResponseItemStatusIncomplete ResponseItemStatus = "incomplete"
+)
+
+// Valid indicates whether the value is a known member of the ResponseItemStatus enum.
+func (e ResponseItemStatus) Valid() bool {
+	switch e {
+	case ResponseItemStatusCompleted:
+		return true
+	case ResponseItemStatusInProgress:
+		return true
+	case ResponseItemStatusIncomplete:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseItemType.
+const (
+	Message ResponseItemType = "message"
+)
+
+// Valid indicates whether the value is a known member of the ResponseItemType enum.
+func (e ResponseItemType) Valid() bool {
+	switch e {
+	case Message:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseListOrder.
+const (
+	ResponseListOrderAsc  ResponseListOrder = "asc"
+	ResponseListOrderDesc ResponseListOrder = "desc"
+)
+
+// Valid indicates whether the value is a known member of the ResponseListOrder enum.
+func (e ResponseListOrder) Valid() bool {
+	switch e {
+	case ResponseListOrderAsc:
+		return true
+	case ResponseListOrderDesc:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseObject.
+const (
+	ResponseObjectResponse ResponseObject = "response"
+)
+
+// Valid indicates whether the value is a known member of the ResponseObject enum.
+func (e ResponseObject) Valid() bool {
+	switch e {
+	case ResponseObjectResponse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseStatus.
+const (
+	ResponseStatusCancelled  ResponseStatus = "cancelled"
+	ResponseStatusCompleted  ResponseStatus = "completed"
+	ResponseStatusFailed     ResponseStatus = "failed"
+	ResponseStatusInProgress ResponseStatus = "in_progress"
+	ResponseStatusIncomplete ResponseStatus = "incomplete"
+	ResponseStatusQueued     ResponseStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the ResponseStatus enum.
+func (e ResponseStatus) Valid() bool {
+	switch e {
+	case ResponseStatusCancelled:
+		return true
+	case ResponseStatusCompleted:
+		return true
+	case ResponseStatusFailed:
+		return true
+	case ResponseStatusInProgress:
+		return true
+	case ResponseStatusIncomplete:
+		return true
+	case ResponseStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseStreamEventType.
+const (
+	ResponseCompleted        ResponseStreamEventType = "response.completed"
+	ResponseContentPartAdded ResponseStreamEventType = "response.content_part.added"
+	ResponseContentPartDone  ResponseStreamEventType = "response.content_part.done"
+	ResponseCreated          ResponseStreamEventType = "response.created"
+	ResponseFailed           ResponseStreamEventType = "response.failed"
+	ResponseInProgress       ResponseStreamEventType = "response.in_progress"
+	ResponseIncomplete       ResponseStreamEventType = "response.incomplete"
+	ResponseOutputItemAdded  ResponseStreamEventType = "response.output_item.added"
+	ResponseOutputItemDone   ResponseStreamEventType = "response.output_item.done"
+	ResponseOutputTextDelta  ResponseStreamEventType = "response.output_text.delta"
+	ResponseOutputTextDone   ResponseStreamEventType = "response.output_text.done"
+	ResponseQueued           ResponseStreamEventType = "response.queued"
+)
+
+// Valid indicates whether the value is a known member of the ResponseStreamEventType enum.
+func (e ResponseStreamEventType) Valid() bool {
+	switch e {
+	case ResponseCompleted:
+		return true
+	case ResponseContentPartAdded:
+		return true
+	case ResponseContentPartDone:
+		return true
+	case ResponseCreated:
+		return true
+	case ResponseFailed:
+		return true
+	case ResponseInProgress:
+		return true
+	case ResponseIncomplete:
+		return true
+	case ResponseOutputItemAdded:
+		return true
+	case ResponseOutputItemDone:
+		return true
+	case ResponseOutputTextDelta:
+		return true
+	case ResponseOutputTextDone:
+		return true
+	case ResponseQueued:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RunSource.
 const (
 	RunSourceA2a      RunSource = "a2a"
@@ -1016,16 +1223,16 @@ func (e SchedulePlatform) Valid() bool {
 
 // Defines values for SortOrder.
 const (
-	Asc  SortOrder = "asc"
-	Desc SortOrder = "desc"
+	SortOrderAsc  SortOrder = "asc"
+	SortOrderDesc SortOrder = "desc"
 )
 
 // Valid indicates whether the value is a known member of the SortOrder enum.
 func (e SortOrder) Valid() bool {
 	switch e {
-	case Asc:
+	case SortOrderAsc:
 		return true
-	case Desc:
+	case SortOrderDesc:
 		return true
 	default:
 		return false
@@ -3122,6 +3329,55 @@ type RequiredAction struct {
 // RequiredActionType defines model for RequiredActionType.
 type RequiredActionType string
 
+// Response OpenAI's `response` object of a run.
+type Response struct {
+	Background bool `json:"background"`
+
+	// CreatedAt Unix seconds.
+	CreatedAt int64 `json:"created_at"`
+
+	// Error Why a failed response failed.
+	Error nullable.Nullable[ResponseError] `json:"error"`
+
+	// Id `resp_` and the run's id without `run_`.
+	Id                string                                       `json:"id"`
+	IncompleteDetails nullable.Nullable[ResponseIncompleteDetails] `json:"incomplete_details"`
+	Instructions      nullable.Nullable[string]                    `json:"instructions"`
+	Metadata          map[string]string                            `json:"metadata"`
+
+	// Model The agent id.
+	Model  string         `json:"model"`
+	Object ResponseObject `json:"object"`
+
+	// Output The reply, once there is one.
+	Output             []ResponseOutputMessage   `json:"output"`
+	PreviousResponseId nullable.Nullable[string] `json:"previous_response_id"`
+
+	// Status `queued` until the run starts, `in_progress` while it runs or waits for a decision, then how it ended.
+	Status ResponseStatus `json:"status"`
+
+	// Usage Null until the run ended; `total_tokens` is the turn's `tokensUsed`, `input_tokens` and `output_tokens` the provider's figures summed over the turn's calls.
+	Usage nullable.Nullable[ResponseUsage] `json:"usage"`
+	User  nullable.Nullable[string]        `json:"user"`
+}
+
+// ResponseContentType defines model for ResponseContentType.
+type ResponseContentType string
+
+// ResponseDeleted defines model for ResponseDeleted.
+type ResponseDeleted struct {
+	Deleted bool           `json:"deleted"`
+	Id      string         `json:"id"`
+	Object  ResponseObject `json:"object"`
+}
+
+// ResponseError Why a failed response failed.
+type ResponseError struct {
+	// Code The run's error code in lower snake case (`model_error`, `budget_exceeded`, ...).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // ResponseGuidelines defines model for ResponseGuidelines.
 type ResponseGuidelines struct {
 	IncludeLinks *bool `json:"includeLinks,omitempty"`
@@ -3134,11 +3390,195 @@ type ResponseGuidelines struct {
 	UseHashtags     *bool `json:"useHashtags,omitempty"`
 }
 
+// ResponseIncompleteDetails defines model for ResponseIncompleteDetails.
+type ResponseIncompleteDetails struct {
+	Reason ResponseIncompleteReason `json:"reason"`
+}
+
+// ResponseIncompleteReason defines model for ResponseIncompleteReason.
+type ResponseIncompleteReason string
+
+// ResponseInput The new message as a string, or message items whose last `user` item is the new message.
+type ResponseInput struct {
+	union json.RawMessage
+}
+
+// ResponseInput0 defines model for ResponseInput.0.
+type ResponseInput0 = string
+
+// ResponseInput1 defines model for ResponseInput.1.
+type ResponseInput1 = []ResponseInputItem
+
+// ResponseInputContent A string, or `input_text` parts (`output_text` parts in an `assistant` item) whose texts are joined by newlines.
+type ResponseInputContent struct {
+	union json.RawMessage
+}
+
+// ResponseInputContent0 defines model for ResponseInputContent.0.
+type ResponseInputContent0 = string
+
+// ResponseInputContent1 defines model for ResponseInputContent.1.
+type ResponseInputContent1 = []ResponseInputPart
+
+// ResponseInputItem A message item `{ role, content }` (`type` absent or `message`); `role` is `user`, `assistant`, `system` or `developer`. Other items are 400 naming them.
+type ResponseInputItem struct {
+	// Content A string, or `input_text` parts (`output_text` parts in an `assistant` item) whose texts are joined by newlines.
+	Content              *ResponseInputContent  `json:"content,omitempty"`
+	Role                 *string                `json:"role,omitempty"`
+	Type                 *string                `json:"type,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseInputMessage defines model for ResponseInputMessage.
+type ResponseInputMessage struct {
+	Content []ResponseInputText `json:"content"`
+	Id      string              `json:"id"`
+	Role    ResponseInputRole   `json:"role"`
+	Status  ResponseItemStatus  `json:"status"`
+	Type    ResponseItemType    `json:"type"`
+}
+
+// ResponseInputPart defines model for ResponseInputPart.
+type ResponseInputPart struct {
+	Text                 *string                `json:"text,omitempty"`
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseInputRole defines model for ResponseInputRole.
+type ResponseInputRole string
+
+// ResponseInputText defines model for ResponseInputText.
+type ResponseInputText struct {
+	Text string              `json:"text"`
+	Type ResponseContentType `json:"type"`
+}
+
+// ResponseItemList defines model for ResponseItemList.
+type ResponseItemList struct {
+	Data    []ResponseInputMessage    `json:"data"`
+	FirstId nullable.Nullable[string] `json:"first_id"`
+	HasMore bool                      `json:"has_more"`
+	LastId  nullable.Nullable[string] `json:"last_id"`
+	Object  OpenAIListObject          `json:"object"`
+}
+
+// ResponseItemStatus defines model for ResponseItemStatus.
+type ResponseItemStatus string
+
+// ResponseItemType defines model for ResponseItemType.
+type ResponseItemType string
+
+// ResponseListOrder defines model for ResponseListOrder.
+type ResponseListOrder string
+
+// ResponseMetadata At most 16 string pairs, kept and echoed.
+type ResponseMetadata map[string]string
+
+// ResponseObject defines model for ResponseObject.
+type ResponseObject string
+
+// ResponseOutputMessage defines model for ResponseOutputMessage.
+type ResponseOutputMessage struct {
+	Content []ResponseOutputText `json:"content"`
+
+	// Id The reply's message id.
+	Id     string                      `json:"id"`
+	Role   ChatCompletionAssistantRole `json:"role"`
+	Status ResponseItemStatus          `json:"status"`
+	Type   ResponseItemType            `json:"type"`
+}
+
+// ResponseOutputText defines model for ResponseOutputText.
+type ResponseOutputText struct {
+	// Annotations Always empty.
+	Annotations []map[string]interface{} `json:"annotations"`
+	Text        string                   `json:"text"`
+	Type        ResponseContentType      `json:"type"`
+}
+
+// ResponseRequest OpenAI's Responses request. Members not listed here (`tools`, `tool_choice`, `reasoning`, `text`, `top_p`, ...) are accepted and ignored, and named in the agentd-ignored header.
+type ResponseRequest struct {
+	// Background Answer at once with status `queued`; the run goes on.
+	Background nullable.Nullable[bool] `json:"background,omitempty"`
+
+	// Input The new message as a string, or message items whose last `user` item is the new message.
+	Input ResponseInput `json:"input"`
+
+	// Instructions Added after the agent's system prompt.
+	Instructions nullable.Nullable[string] `json:"instructions,omitempty"`
+
+	// MaxOutputTokens Overrides the agent's `modelSettings.maxTokens` for this response.
+	MaxOutputTokens nullable.Nullable[int] `json:"max_output_tokens,omitempty"`
+
+	// Metadata At most 16 string pairs, kept and echoed.
+	Metadata nullable.Nullable[ResponseMetadata] `json:"metadata,omitempty"`
+
+	// Model The id of an agent of the caller's account.
+	Model string `json:"model"`
+
+	// PreviousResponseId Continue that response's conversation; it wins over `user`.
+	PreviousResponseId nullable.Nullable[string] `json:"previous_response_id,omitempty"`
+
+	// SafetyIdentifier The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	SafetyIdentifier *ChatCompletionUser `json:"safety_identifier,omitempty"`
+
+	// Store false: the response is not kept.
+	Store nullable.Nullable[bool] `json:"store,omitempty"`
+
+	// Stream Answer as server-sent events.
+	Stream nullable.Nullable[bool] `json:"stream,omitempty"`
+
+	// Temperature Overrides the agent's `modelSettings.temperature` for this response.
+	Temperature nullable.Nullable[float32] `json:"temperature,omitempty"`
+
+	// User The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	User                 *ChatCompletionUser    `json:"user,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseStatus `queued` until the run starts, `in_progress` while it runs or waits for a decision, then how it ended.
+type ResponseStatus string
+
+// ResponseStream Server-sent events: an `event: <type>` line and a `data: <ResponseStreamEvent JSON>` line, then a blank line, per event.
+type ResponseStream = string
+
+// ResponseStreamEvent One event of a Responses stream: the `response` events carry the response; the item, part and text events carry `output_index`, `item_id` and `content_index`, with `item`, `part`, `delta` or `text`, as OpenAI's do.
+type ResponseStreamEvent struct {
+	ContentIndex *int                   `json:"content_index,omitempty"`
+	Delta        *string                `json:"delta,omitempty"`
+	Item         *ResponseOutputMessage `json:"item,omitempty"`
+	ItemId       *string                `json:"item_id,omitempty"`
+
+	// Logprobs Always empty.
+	Logprobs    *[]map[string]interface{} `json:"logprobs,omitempty"`
+	OutputIndex *int                      `json:"output_index,omitempty"`
+	Part        *ResponseOutputText       `json:"part,omitempty"`
+
+	// Response OpenAI's `response` object of a run.
+	Response *Response `json:"response,omitempty"`
+
+	// SequenceNumber Grows by one per event, from 0.
+	SequenceNumber int                     `json:"sequence_number"`
+	Text           *string                 `json:"text,omitempty"`
+	Type           ResponseStreamEventType `json:"type"`
+}
+
+// ResponseStreamEventType defines model for ResponseStreamEventType.
+type ResponseStreamEventType string
+
 // ResponseTimeStats defines model for ResponseTimeStats.
 type ResponseTimeStats struct {
 	Avg float64 `json:"avg"`
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
+}
+
+// ResponseUsage Null until the run ended; `total_tokens` is the turn's `tokensUsed`, `input_tokens` and `output_tokens` the provider's figures summed over the turn's calls.
+type ResponseUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
 }
 
 // Run One message to an agent and the work that answers it.
@@ -3978,6 +4418,9 @@ type MessageId = string
 // Page defines model for Page.
 type Page = int
 
+// ResponseId defines model for ResponseId.
+type ResponseId = string
+
 // RunIdPath defines model for RunIdPath.
 type RunIdPath = string
 
@@ -4063,6 +4506,9 @@ type OpenAIModelNotFound = OpenAIErrorResponse
 
 // OpenAIPayloadTooLarge Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIPayloadTooLarge = OpenAIErrorResponse
+
+// OpenAIResponseNotFound Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIResponseNotFound = OpenAIErrorResponse
 
 // OpenAIRunPending Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIRunPending = OpenAIErrorResponse
@@ -4371,6 +4817,27 @@ type CreateScheduleParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetResponseParams defines parameters for GetResponse.
+type GetResponseParams struct {
+	// Stream Answer the response's events as server-sent events.
+	Stream *bool `form:"stream,omitempty" json:"stream,omitempty"`
+
+	// StartingAfter The `sequence_number` of the last event the client received; the stream resumes after it.
+	StartingAfter *int `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
+// ListResponseInputItemsParams defines parameters for ListResponseInputItems.
+type ListResponseInputItemsParams struct {
+	// After The id of the item the page starts after.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit How many items at most.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Order `desc` (newest first, the default) or `asc`.
+	Order *ResponseListOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	// Page Page number, from 1.
@@ -4487,6 +4954,9 @@ type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
 
 // CallMcpJSONRequestBody defines body for CallMcp for application/json ContentType.
 type CallMcpJSONRequestBody = JsonRpcMessage
+
+// CreateResponseJSONRequestBody defines body for CreateResponse for application/json ContentType.
+type CreateResponseJSONRequestBody = ResponseRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreateRequest
@@ -5923,6 +6393,414 @@ func (a PluginConfig) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for ResponseInputItem. Returns the specified
+// element and whether it was found
+func (a ResponseInputItem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseInputItem
+func (a *ResponseInputItem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseInputItem to handle AdditionalProperties
+func (a *ResponseInputItem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["content"]; found {
+		err = json.Unmarshal(raw, &a.Content)
+		if err != nil {
+			return fmt.Errorf("error reading 'content': %w", err)
+		}
+		delete(object, "content")
+	}
+
+	if raw, found := object["role"]; found {
+		err = json.Unmarshal(raw, &a.Role)
+		if err != nil {
+			return fmt.Errorf("error reading 'role': %w", err)
+		}
+		delete(object, "role")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseInputItem to handle AdditionalProperties
+func (a ResponseInputItem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Content != nil {
+		object["content"], err = json.Marshal(a.Content)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'content': %w", err)
+		}
+	}
+
+	if a.Role != nil {
+		object["role"], err = json.Marshal(a.Role)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'role': %w", err)
+		}
+	}
+
+	if a.Type != nil {
+		object["type"], err = json.Marshal(a.Type)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'type': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ResponseInputPart. Returns the specified
+// element and whether it was found
+func (a ResponseInputPart) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseInputPart
+func (a *ResponseInputPart) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseInputPart to handle AdditionalProperties
+func (a *ResponseInputPart) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &a.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+		delete(object, "text")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseInputPart to handle AdditionalProperties
+func (a ResponseInputPart) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Text != nil {
+		object["text"], err = json.Marshal(a.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ResponseRequest. Returns the specified
+// element and whether it was found
+func (a ResponseRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseRequest
+func (a *ResponseRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseRequest to handle AdditionalProperties
+func (a *ResponseRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["background"]; found {
+		err = json.Unmarshal(raw, &a.Background)
+		if err != nil {
+			return fmt.Errorf("error reading 'background': %w", err)
+		}
+		delete(object, "background")
+	}
+
+	if raw, found := object["input"]; found {
+		err = json.Unmarshal(raw, &a.Input)
+		if err != nil {
+			return fmt.Errorf("error reading 'input': %w", err)
+		}
+		delete(object, "input")
+	}
+
+	if raw, found := object["instructions"]; found {
+		err = json.Unmarshal(raw, &a.Instructions)
+		if err != nil {
+			return fmt.Errorf("error reading 'instructions': %w", err)
+		}
+		delete(object, "instructions")
+	}
+
+	if raw, found := object["max_output_tokens"]; found {
+		err = json.Unmarshal(raw, &a.MaxOutputTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'max_output_tokens': %w", err)
+		}
+		delete(object, "max_output_tokens")
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &a.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+		delete(object, "metadata")
+	}
+
+	if raw, found := object["model"]; found {
+		err = json.Unmarshal(raw, &a.Model)
+		if err != nil {
+			return fmt.Errorf("error reading 'model': %w", err)
+		}
+		delete(object, "model")
+	}
+
+	if raw, found := object["previous_response_id"]; found {
+		err = json.Unmarshal(raw, &a.PreviousResponseId)
+		if err != nil {
+			return fmt.Errorf("error reading 'previous_response_id': %w", err)
+		}
+		delete(object, "previous_response_id")
+	}
+
+	if raw, found := object["safety_identifier"]; found {
+		err = json.Unmarshal(raw, &a.SafetyIdentifier)
+		if err != nil {
+			return fmt.Errorf("error reading 'safety_identifier': %w", err)
+		}
+		delete(object, "safety_identifier")
+	}
+
+	if raw, found := object["store"]; found {
+		err = json.Unmarshal(raw, &a.Store)
+		if err != nil {
+			return fmt.Errorf("error reading 'store': %w", err)
+		}
+		delete(object, "store")
+	}
+
+	if raw, found := object["stream"]; found {
+		err = json.Unmarshal(raw, &a.Stream)
+		if err != nil {
+			return fmt.Errorf("error reading 'stream': %w", err)
+		}
+		delete(object, "stream")
+	}
+
+	if raw, found := object["temperature"]; found {
+		err = json.Unmarshal(raw, &a.Temperature)
+		if err != nil {
+			return fmt.Errorf("error reading 'temperature': %w", err)
+		}
+		delete(object, "temperature")
+	}
+
+	if raw, found := object["user"]; found {
+		err = json.Unmarshal(raw, &a.User)
+		if err != nil {
+			return fmt.Errorf("error reading 'user': %w", err)
+		}
+		delete(object, "user")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseRequest to handle AdditionalProperties
+func (a ResponseRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Background != nil {
+		object["background"], err = json.Marshal(a.Background)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'background': %w", err)
+		}
+	}
+
+	object["input"], err = json.Marshal(a.Input)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'input': %w", err)
+	}
+
+	if a.Instructions != nil {
+		object["instructions"], err = json.Marshal(a.Instructions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'instructions': %w", err)
+		}
+	}
+
+	if a.MaxOutputTokens != nil {
+		object["max_output_tokens"], err = json.Marshal(a.MaxOutputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'max_output_tokens': %w", err)
+		}
+	}
+
+	if a.Metadata != nil {
+		object["metadata"], err = json.Marshal(a.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	object["model"], err = json.Marshal(a.Model)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'model': %w", err)
+	}
+
+	if a.PreviousResponseId != nil {
+		object["previous_response_id"], err = json.Marshal(a.PreviousResponseId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'previous_response_id': %w", err)
+		}
+	}
+
+	if a.SafetyIdentifier != nil {
+		object["safety_identifier"], err = json.Marshal(a.SafetyIdentifier)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'safety_identifier': %w", err)
+		}
+	}
+
+	if a.Store != nil {
+		object["store"], err = json.Marshal(a.Store)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'store': %w", err)
+		}
+	}
+
+	if a.Stream != nil {
+		object["stream"], err = json.Marshal(a.Stream)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stream': %w", err)
+		}
+	}
+
+	if a.Temperature != nil {
+		object["temperature"], err = json.Marshal(a.Temperature)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'temperature': %w", err)
+		}
+	}
+
+	if a.User != nil {
+		object["user"], err = json.Marshal(a.User)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for Settings. Returns the specified
 // element and whether it was found
 func (a Settings) Get(fieldName string) (value map[string]interface{}, found bool) {
@@ -7051,6 +7929,130 @@ func (t PluginInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *PluginInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsResponseInput0 returns the union data inside the ResponseInput as a ResponseInput0
+func (t ResponseInput) AsResponseInput0() (ResponseInput0, error) {
+	var body ResponseInput0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInput0 overwrites any union data inside the ResponseInput as the provided ResponseInput0
+func (t *ResponseInput) FromResponseInput0(v ResponseInput0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInput0 performs a merge with any union data inside the ResponseInput, using the provided ResponseInput0
+func (t *ResponseInput) MergeResponseInput0(v ResponseInput0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResponseInput1 returns the union data inside the ResponseInput as a ResponseInput1
+func (t ResponseInput) AsResponseInput1() (ResponseInput1, error) {
+	var body ResponseInput1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInput1 overwrites any union data inside the ResponseInput as the provided ResponseInput1
+func (t *ResponseInput) FromResponseInput1(v ResponseInput1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInput1 performs a merge with any union data inside the ResponseInput, using the provided ResponseInput1
+func (t *ResponseInput) MergeResponseInput1(v ResponseInput1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ResponseInput) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ResponseInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsResponseInputContent0 returns the union data inside the ResponseInputContent as a ResponseInputContent0
+func (t ResponseInputContent) AsResponseInputContent0() (ResponseInputContent0, error) {
+	var body ResponseInputContent0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInputContent0 overwrites any union data inside the ResponseInputContent as the provided ResponseInputContent0
+func (t *ResponseInputContent) FromResponseInputContent0(v ResponseInputContent0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInputContent0 performs a merge with any union data inside the ResponseInputContent, using the provided ResponseInputContent0
+func (t *ResponseInputContent) MergeResponseInputContent0(v ResponseInputContent0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResponseInputContent1 returns the union data inside the ResponseInputContent as a ResponseInputContent1
+func (t ResponseInputContent) AsResponseInputContent1() (ResponseInputContent1, error) {
+	var body ResponseInputContent1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInputContent1 overwrites any union data inside the ResponseInputContent as the provided ResponseInputContent1
+func (t *ResponseInputContent) FromResponseInputContent1(v ResponseInputContent1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInputContent1 performs a merge with any union data inside the ResponseInputContent, using the provided ResponseInputContent1
+func (t *ResponseInputContent) MergeResponseInputContent1(v ResponseInputContent1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ResponseInputContent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ResponseInputContent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -8394,6 +9396,174 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 	ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateResponseWithBody Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	//
+	// Deletes the response, so it can no longer be read, continued or
+	// listed; its run and the conversation's history stay. Write scope.
+	//
+	// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+	DeleteResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetResponse Get Response (OpenAI-compatible)
+	//
+	// The response as it is now (a background one is `queued`, then
+	// `in_progress`, also while it waits for a decision on its tool
+	// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+	// With `stream=true` its events as server-sent events, as Create
+	// Response streams them, from after `starting_after` (from the first
+	// without it), live while it runs; once its events are no longer kept
+	// (10 minutes after its end) they are rebuilt from the stored run.
+	// Another account's response, or one made with `store: false`, is 404
+	// `not_found`. Read scope.
+	//
+	// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+	GetResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	//
+	// Cancels the response's run, as Cancel Run does, and answers the
+	// response: `cancelled`, or still `in_progress` while a running one
+	// stops (within 5 seconds). A response that ended answers as it is.
+	// Write scope.
+	//
+	// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+	CancelResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	//
+	// The response's input items, newest first as OpenAI lists them
+	// (`order=asc` for oldest first), `limit` at a time after the item
+	// `after`. A string `input` is one `user` item. Read scope.
+	//
+	// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+	ListResponseInputItems(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRuns List Runs
 	//
@@ -9990,6 +11160,234 @@ func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 func (c *Client) ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListModelPricesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateResponseWithBody Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *Client) CreateResponseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateResponseRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *Client) CreateResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateResponseRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteResponse Delete Response (OpenAI-compatible)
+//
+// Deletes the response, so it can no longer be read, continued or
+// listed; its run and the conversation's history stay. Write scope.
+//
+// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+func (c *Client) DeleteResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteResponseRequest(c.Server, responseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetResponse Get Response (OpenAI-compatible)
+//
+// The response as it is now (a background one is `queued`, then
+// `in_progress`, also while it waits for a decision on its tool
+// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+// With `stream=true` its events as server-sent events, as Create
+// Response streams them, from after `starting_after` (from the first
+// without it), live while it runs; once its events are no longer kept
+// (10 minutes after its end) they are rebuilt from the stored run.
+// Another account's response, or one made with `store: false`, is 404
+// `not_found`. Read scope.
+//
+// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+func (c *Client) GetResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetResponseRequest(c.Server, responseId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelResponse Cancel Response (OpenAI-compatible)
+//
+// Cancels the response's run, as Cancel Run does, and answers the
+// response: `cancelled`, or still `in_progress` while a running one
+// stops (within 5 seconds). A response that ended answers as it is.
+// Write scope.
+//
+// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+func (c *Client) CancelResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelResponseRequest(c.Server, responseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+//
+// The response's input items, newest first as OpenAI lists them
+// (`order=asc` for oldest first), `limit` at a time after the item
+// `after`. A string `input` is one `user` item. Read scope.
+//
+// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+func (c *Client) ListResponseInputItems(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListResponseInputItemsRequest(c.Server, responseId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12683,6 +14081,272 @@ func NewListModelPricesRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCreateResponseRequest calls the generic CreateResponse builder with application/json body
+func NewCreateResponseRequest(server string, body CreateResponseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateResponseRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateResponseRequestWithBody constructs an http.Request for the CreateResponse method, with any body, and a specified content type
+func NewCreateResponseRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteResponseRequest constructs an http.Request for the DeleteResponse method
+func NewDeleteResponseRequest(server string, responseId ResponseId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetResponseRequest constructs an http.Request for the GetResponse method
+func NewGetResponseRequest(server string, responseId ResponseId, params *GetResponseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Stream != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelResponseRequest constructs an http.Request for the CancelResponse method
+func NewCancelResponseRequest(server string, responseId ResponseId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListResponseInputItemsRequest constructs an http.Request for the ListResponseInputItems method
+func NewListResponseInputItemsRequest(server string, responseId ResponseId, params *ListResponseInputItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s/input_items", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListRunsRequest constructs an http.Request for the ListRuns method
 func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, error) {
 	var err error
@@ -14325,6 +15989,182 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 	ListModelPricesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelPricesResponse, error)
+
+	// CreateResponseWithBodyWithResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error)
+
+	// CreateResponseWithResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error)
+
+	// DeleteResponseWithResponse Delete Response (OpenAI-compatible)
+	//
+	// Deletes the response, so it can no longer be read, continued or
+	// listed; its run and the conversation's history stay. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+	DeleteResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*DeleteResponseResponse, error)
+
+	// GetResponseWithResponse Get Response (OpenAI-compatible)
+	//
+	// The response as it is now (a background one is `queued`, then
+	// `in_progress`, also while it waits for a decision on its tool
+	// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+	// With `stream=true` its events as server-sent events, as Create
+	// Response streams them, from after `starting_after` (from the first
+	// without it), live while it runs; once its events are no longer kept
+	// (10 minutes after its end) they are rebuilt from the stored run.
+	// Another account's response, or one made with `store: false`, is 404
+	// `not_found`. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+	GetResponseWithResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*GetResponseResponse, error)
+
+	// CancelResponseWithResponse Cancel Response (OpenAI-compatible)
+	//
+	// Cancels the response's run, as Cancel Run does, and answers the
+	// response: `cancelled`, or still `in_progress` while a running one
+	// stops (within 5 seconds). A response that ended answers as it is.
+	// Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+	CancelResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*CancelResponseResponse, error)
+
+	// ListResponseInputItemsWithResponse List Response Input Items (OpenAI-compatible)
+	//
+	// The response's input items, newest first as OpenAI lists them
+	// (`order=asc` for oldest first), `limit` at a time after the item
+	// `after`. A string `input` is one `user` item. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+	ListResponseInputItemsWithResponse(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*ListResponseInputItemsResponse, error)
 
 	// ListRunsWithResponse List Runs
 	//
@@ -21470,6 +23310,826 @@ func (r ListModelPricesResponse) ContentType() string {
 	return ""
 }
 
+// CreateResponseResponse200Headers the declared response headers of an HTTP 200 response for CreateResponse
+type CreateResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	AgentdIgnored       *string
+}
+
+// CreateResponseResponse400Headers the declared response headers of an HTTP 400 response for CreateResponse
+type CreateResponseResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse403Headers the declared response headers of an HTTP 403 response for CreateResponse
+type CreateResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse404Headers the declared response headers of an HTTP 404 response for CreateResponse
+type CreateResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse409Headers the declared response headers of an HTTP 409 response for CreateResponse
+type CreateResponseResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse413Headers the declared response headers of an HTTP 413 response for CreateResponse
+type CreateResponseResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse415Headers the declared response headers of an HTTP 415 response for CreateResponse
+type CreateResponseResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse429Headers the declared response headers of an HTTP 429 response for CreateResponse
+type CreateResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse500Headers the declared response headers of an HTTP 500 response for CreateResponse
+type CreateResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse502Headers the declared response headers of an HTTP 502 response for CreateResponse
+type CreateResponseResponse502Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse503Headers the declared response headers of an HTTP 503 response for CreateResponse
+type CreateResponseResponse503Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse504Headers the declared response headers of an HTTP 504 response for CreateResponse
+type CreateResponseResponse504Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIModelNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *OpenAIConversationBusy
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OpenAIPayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *OpenAIUnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *OpenAIModelError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *OpenAIAgentUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *OpenAIRunPending
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateResponseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateResponseResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateResponseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateResponseResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateResponseResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateResponseResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateResponseResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateResponseResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateResponseResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateResponseResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateResponseResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateResponseResponse) GetJSON404() *OpenAIModelNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateResponseResponse) GetJSON409() *OpenAIConversationBusy {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateResponseResponse) GetJSON413() *OpenAIPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateResponseResponse) GetJSON415() *OpenAIUnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateResponseResponse) GetJSON502() *OpenAIModelError {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateResponseResponse) GetJSON503() *OpenAIAgentUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateResponseResponse) GetJSON504() *OpenAIRunPending {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteResponseResponse200Headers the declared response headers of an HTTP 200 response for DeleteResponse
+type DeleteResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse403Headers the declared response headers of an HTTP 403 response for DeleteResponse
+type DeleteResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse404Headers the declared response headers of an HTTP 404 response for DeleteResponse
+type DeleteResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse429Headers the declared response headers of an HTTP 429 response for DeleteResponse
+type DeleteResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse500Headers the declared response headers of an HTTP 500 response for DeleteResponse
+type DeleteResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResponseDeleted
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteResponseResponse200Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteResponseResponse) GetJSON200() *ResponseDeleted {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetResponseResponse200Headers the declared response headers of an HTTP 200 response for GetResponse
+type GetResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse400Headers the declared response headers of an HTTP 400 response for GetResponse
+type GetResponseResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse404Headers the declared response headers of an HTTP 404 response for GetResponse
+type GetResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse429Headers the declared response headers of an HTTP 429 response for GetResponse
+type GetResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse500Headers the declared response headers of an HTTP 500 response for GetResponse
+type GetResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetResponseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetResponseResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetResponseResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelResponseResponse200Headers the declared response headers of an HTTP 200 response for CancelResponse
+type CancelResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse403Headers the declared response headers of an HTTP 403 response for CancelResponse
+type CancelResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse404Headers the declared response headers of an HTTP 404 response for CancelResponse
+type CancelResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse429Headers the declared response headers of an HTTP 429 response for CancelResponse
+type CancelResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse500Headers the declared response headers of an HTTP 500 response for CancelResponse
+type CancelResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelResponseResponse200Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListResponseInputItemsResponse200Headers the declared response headers of an HTTP 200 response for ListResponseInputItems
+type ListResponseInputItemsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse400Headers the declared response headers of an HTTP 400 response for ListResponseInputItems
+type ListResponseInputItemsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse404Headers the declared response headers of an HTTP 404 response for ListResponseInputItems
+type ListResponseInputItemsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse429Headers the declared response headers of an HTTP 429 response for ListResponseInputItems
+type ListResponseInputItemsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse500Headers the declared response headers of an HTTP 500 response for ListResponseInputItems
+type ListResponseInputItemsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListResponseInputItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResponseItemList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListResponseInputItemsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListResponseInputItemsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListResponseInputItemsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListResponseInputItemsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListResponseInputItemsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON200() *ResponseItemList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListResponseInputItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListResponseInputItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListResponseInputItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListResponseInputItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListRunsResponse200Headers the declared response headers of an HTTP 200 response for ListRuns
 type ListRunsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -24485,6 +27145,218 @@ func (c *ClientWithResponses) ListModelPricesWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseListModelPricesResponse(rsp)
+}
+
+// CreateResponseWithBodyWithResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *ClientWithResponses) CreateResponseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error) {
+	rsp, err := c.CreateResponseWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateResponseResponse(rsp)
+}
+
+// CreateResponseWithResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *ClientWithResponses) CreateResponseWithResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error) {
+	rsp, err := c.CreateResponse(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateResponseResponse(rsp)
+}
+
+// DeleteResponseWithResponse Delete Response (OpenAI-compatible)
+//
+// Deletes the response, so it can no longer be read, continued or
+// listed; its run and the conversation's history stay. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+func (c *ClientWithResponses) DeleteResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*DeleteResponseResponse, error) {
+	rsp, err := c.DeleteResponse(ctx, responseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteResponseResponse(rsp)
+}
+
+// GetResponseWithResponse Get Response (OpenAI-compatible)
+//
+// The response as it is now (a background one is `queued`, then
+// `in_progress`, also while it waits for a decision on its tool
+// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+// With `stream=true` its events as server-sent events, as Create
+// Response streams them, from after `starting_after` (from the first
+// without it), live while it runs; once its events are no longer kept
+// (10 minutes after its end) they are rebuilt from the stored run.
+// Another account's response, or one made with `store: false`, is 404
+// `not_found`. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+func (c *ClientWithResponses) GetResponseWithResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*GetResponseResponse, error) {
+	rsp, err := c.GetResponse(ctx, responseId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetResponseResponse(rsp)
+}
+
+// CancelResponseWithResponse Cancel Response (OpenAI-compatible)
+//
+// Cancels the response's run, as Cancel Run does, and answers the
+// response: `cancelled`, or still `in_progress` while a running one
+// stops (within 5 seconds). A response that ended answers as it is.
+// Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+func (c *ClientWithResponses) CancelResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*CancelResponseResponse, error) {
+	rsp, err := c.CancelResponse(ctx, responseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelResponseResponse(rsp)
+}
+
+// ListResponseInputItemsWithResponse List Response Input Items (OpenAI-compatible)
+//
+// The response's input items, newest first as OpenAI lists them
+// (`order=asc` for oldest first), `limit` at a time after the item
+// `after`. A string `input` is one `user` item. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+func (c *ClientWithResponses) ListResponseInputItemsWithResponse(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*ListResponseInputItemsResponse, error) {
+	rsp, err := c.ListResponseInputItems(ctx, responseId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListResponseInputItemsResponse(rsp)
 }
 
 // ListRunsWithResponse List Runs
@@ -40588,6 +43460,1870 @@ func ParseListModelPricesResponse(rsp *http.Response) (*ListModelPricesResponse,
 	return response, nil
 }
 
+// ParseCreateResponseResponse parses an HTTP response from a CreateResponseWithResponse call
+func ParseCreateResponseResponse(rsp *http.Response) (*CreateResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIModelNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest OpenAIConversationBusy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OpenAIPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest OpenAIUnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest OpenAIModelError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest OpenAIAgentUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest OpenAIRunPending
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("agentd-ignored"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "agentd-ignored", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AgentdIgnored = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateResponseResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateResponseResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateResponseResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateResponseResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateResponseResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateResponseResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateResponseResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteResponseResponse parses an HTTP response from a DeleteResponseWithResponse call
+func ParseDeleteResponseResponse(rsp *http.Response) (*DeleteResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResponseDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetResponseResponse parses an HTTP response from a GetResponseWithResponse call
+func ParseGetResponseResponse(rsp *http.Response) (*GetResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetResponseResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelResponseResponse parses an HTTP response from a CancelResponseWithResponse call
+func ParseCancelResponseResponse(rsp *http.Response) (*CancelResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListResponseInputItemsResponse parses an HTTP response from a ListResponseInputItemsWithResponse call
+func ParseListResponseInputItemsResponse(rsp *http.Response) (*ListResponseInputItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListResponseInputItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResponseItemList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListResponseInputItemsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListResponseInputItemsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListResponseInputItemsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListResponseInputItemsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListResponseInputItemsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListRunsResponse parses an HTTP response from a ListRunsWithResponse call
 func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -44556,6 +49292,21 @@ type ServerInterface interface {
 	// ListModelPrices List Model Prices
 	// (GET /models/prices)
 	ListModelPrices(ctx echo.Context) error
+	// CreateResponse Create Response (OpenAI-compatible)
+	// (POST /responses)
+	CreateResponse(ctx echo.Context) error
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	// (DELETE /responses/{responseId})
+	DeleteResponse(ctx echo.Context, responseId ResponseId) error
+	// GetResponse Get Response (OpenAI-compatible)
+	// (GET /responses/{responseId})
+	GetResponse(ctx echo.Context, responseId ResponseId, params GetResponseParams) error
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	// (POST /responses/{responseId}/cancel)
+	CancelResponse(ctx echo.Context, responseId ResponseId) error
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	// (GET /responses/{responseId}/input_items)
+	ListResponseInputItems(ctx echo.Context, responseId ResponseId, params ListResponseInputItemsParams) error
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx echo.Context, params ListRunsParams) error
@@ -45860,6 +50611,118 @@ func (w *ServerInterfaceWrapper) ListModelPrices(ctx echo.Context) error {
 	return err
 }
 
+// CreateResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateResponse(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateResponse(ctx)
+	return err
+}
+
+// DeleteResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteResponse(ctx, responseId)
+	return err
+}
+
+// GetResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) GetResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetResponseParams
+	// ------------- Optional query parameter "stream" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "stream", ctx.QueryParams(), &params.Stream, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter stream: %s", err))
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", ctx.QueryParams(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter starting_after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetResponse(ctx, responseId, params)
+	return err
+}
+
+// CancelResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelResponse(ctx, responseId)
+	return err
+}
+
+// ListResponseInputItems converts echo context to params.
+func (w *ServerInterfaceWrapper) ListResponseInputItems(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListResponseInputItemsParams
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "order" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter order: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListResponseInputItems(ctx, responseId, params)
+	return err
+}
+
 // ListRuns converts echo context to params.
 func (w *ServerInterfaceWrapper) ListRuns(ctx echo.Context) error {
 	var err error
@@ -46276,6 +51139,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.GetSchedule, options.OperationMiddlewares["getSchedule"]...)
 	router.PATCH(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.UpdateSchedule, options.OperationMiddlewares["updateSchedule"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
+	router.POST(options.BaseURL+"/responses", wrapper.CreateResponse, options.OperationMiddlewares["createResponse"]...)
+	router.DELETE(options.BaseURL+"/responses/:responseId", wrapper.DeleteResponse, options.OperationMiddlewares["deleteResponse"]...)
+	router.GET(options.BaseURL+"/responses/:responseId", wrapper.GetResponse, options.OperationMiddlewares["getResponse"]...)
+	router.POST(options.BaseURL+"/responses/:responseId/cancel", wrapper.CancelResponse, options.OperationMiddlewares["cancelResponse"]...)
+	router.GET(options.BaseURL+"/responses/:responseId/input_items", wrapper.ListResponseInputItems, options.OperationMiddlewares["listResponseInputItems"]...)
 	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
 	router.GET(options.BaseURL+"/account", wrapper.GetAccount, options.OperationMiddlewares["getAccount"]...)
 	router.GET(options.BaseURL+"/models/prices", wrapper.ListModelPrices, options.OperationMiddlewares["listModelPrices"]...)
@@ -46618,6 +51486,20 @@ type OpenAIPayloadTooLargeJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIPayloadTooLargeResponseHeaders
+}
+
+type OpenAIResponseNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIResponseNotFoundJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIResponseNotFoundResponseHeaders
 }
 
 type OpenAIRunPendingResponseHeaders struct {
@@ -57604,6 +62486,1389 @@ func (response ListModelPrices500JSONResponse) VisitListModelPricesResponse(w ht
 	return err
 }
 
+type CreateResponseRequestObject struct {
+	Body *CreateResponseJSONRequestBody
+}
+
+type CreateResponseResponseObject interface {
+	VisitCreateResponseResponse(w http.ResponseWriter) error
+}
+
+type CreateResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	AgentdIgnored       *string
+}
+
+type CreateResponse200JSONResponse struct {
+	Body    Response
+	Headers CreateResponse200ResponseHeaders
+}
+
+func (response CreateResponse200JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	if response.Headers.AgentdIgnored != nil {
+		w.Header().Set("agentd-ignored", fmt.Sprint(*response.Headers.AgentdIgnored))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       CreateResponse200ResponseHeaders
+	ContentLength int64
+}
+
+func (response CreateResponse200TexteventStreamResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	if response.Headers.AgentdIgnored != nil {
+		w.Header().Set("agentd-ignored", fmt.Sprint(*response.Headers.AgentdIgnored))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type CreateResponse400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response CreateResponse400JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response CreateResponse401JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response CreateResponse403JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse404JSONResponse struct {
+	OpenAIModelNotFoundJSONResponse
+}
+
+func (response CreateResponse404JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse409JSONResponse struct {
+	OpenAIConversationBusyJSONResponse
+}
+
+func (response CreateResponse409JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse413JSONResponse struct {
+	OpenAIPayloadTooLargeJSONResponse
+}
+
+func (response CreateResponse413JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse415JSONResponse struct {
+	OpenAIUnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateResponse415JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response CreateResponse429JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response CreateResponse500JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse502JSONResponse struct{ OpenAIModelErrorJSONResponse }
+
+func (response CreateResponse502JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse503JSONResponse struct {
+	OpenAIAgentUnavailableJSONResponse
+}
+
+func (response CreateResponse503JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse504JSONResponse struct{ OpenAIRunPendingJSONResponse }
+
+func (response CreateResponse504JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+}
+
+type DeleteResponseResponseObject interface {
+	VisitDeleteResponseResponse(w http.ResponseWriter) error
+}
+
+type DeleteResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteResponse200JSONResponse struct {
+	Body    ResponseDeleted
+	Headers DeleteResponse200ResponseHeaders
+}
+
+func (response DeleteResponse200JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response DeleteResponse401JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response DeleteResponse403JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response DeleteResponse404JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response DeleteResponse429JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response DeleteResponse500JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+	Params     GetResponseParams
+}
+
+type GetResponseResponseObject interface {
+	VisitGetResponseResponse(w http.ResponseWriter) error
+}
+
+type GetResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetResponse200JSONResponse struct {
+	Body    Response
+	Headers GetResponse200ResponseHeaders
+}
+
+func (response GetResponse200JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       GetResponse200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetResponse200TexteventStreamResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type GetResponse400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response GetResponse400JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response GetResponse401JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response GetResponse404JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response GetResponse429JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response GetResponse500JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+}
+
+type CancelResponseResponseObject interface {
+	VisitCancelResponseResponse(w http.ResponseWriter) error
+}
+
+type CancelResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelResponse200JSONResponse struct {
+	Body    Response
+	Headers CancelResponse200ResponseHeaders
+}
+
+func (response CancelResponse200JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response CancelResponse401JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response CancelResponse403JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response CancelResponse404JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response CancelResponse429JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response CancelResponse500JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItemsRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+	Params     ListResponseInputItemsParams
+}
+
+type ListResponseInputItemsResponseObject interface {
+	VisitListResponseInputItemsResponse(w http.ResponseWriter) error
+}
+
+type ListResponseInputItems200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListResponseInputItems200JSONResponse struct {
+	Body    ResponseItemList
+	Headers ListResponseInputItems200ResponseHeaders
+}
+
+func (response ListResponseInputItems200JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response ListResponseInputItems400JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response ListResponseInputItems401JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response ListResponseInputItems404JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response ListResponseInputItems429JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response ListResponseInputItems500JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListRunsRequestObject struct {
 	Params ListRunsParams
 }
@@ -60268,6 +66533,21 @@ type StrictServerInterface interface {
 	// ListModelPrices List Model Prices
 	// (GET /models/prices)
 	ListModelPrices(ctx context.Context, request ListModelPricesRequestObject) (ListModelPricesResponseObject, error)
+	// CreateResponse Create Response (OpenAI-compatible)
+	// (POST /responses)
+	CreateResponse(ctx context.Context, request CreateResponseRequestObject) (CreateResponseResponseObject, error)
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	// (DELETE /responses/{responseId})
+	DeleteResponse(ctx context.Context, request DeleteResponseRequestObject) (DeleteResponseResponseObject, error)
+	// GetResponse Get Response (OpenAI-compatible)
+	// (GET /responses/{responseId})
+	GetResponse(ctx context.Context, request GetResponseRequestObject) (GetResponseResponseObject, error)
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	// (POST /responses/{responseId}/cancel)
+	CancelResponse(ctx context.Context, request CancelResponseRequestObject) (CancelResponseResponseObject, error)
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	// (GET /responses/{responseId}/input_items)
+	ListResponseInputItems(ctx context.Context, request ListResponseInputItemsRequestObject) (ListResponseInputItemsResponseObject, error)
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx context.Context, request ListRunsRequestObject) (ListRunsResponseObject, error)
@@ -61715,6 +67995,154 @@ func (sh *strictHandler) ListModelPrices(ctx echo.Context) error {
 	return nil
 }
 
+// CreateResponse operation middleware
+func (sh *strictHandler) CreateResponse(ctx echo.Context) error {
+	var request CreateResponseRequestObject
+
+	var body CreateResponseJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateResponse(ctx.Request().Context(), request.(CreateResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateResponseResponseObject); ok {
+		return validResponse.VisitCreateResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteResponse operation middleware
+func (sh *strictHandler) DeleteResponse(ctx echo.Context, responseId ResponseId) error {
+	var request DeleteResponseRequestObject
+
+	request.ResponseId = responseId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteResponse(ctx.Request().Context(), request.(DeleteResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteResponseResponseObject); ok {
+		return validResponse.VisitDeleteResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetResponse operation middleware
+func (sh *strictHandler) GetResponse(ctx echo.Context, responseId ResponseId, params GetResponseParams) error {
+	var request GetResponseRequestObject
+
+	request.ResponseId = responseId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetResponse(ctx.Request().Context(), request.(GetResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetResponseResponseObject); ok {
+		return validResponse.VisitGetResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelResponse operation middleware
+func (sh *strictHandler) CancelResponse(ctx echo.Context, responseId ResponseId) error {
+	var request CancelResponseRequestObject
+
+	request.ResponseId = responseId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelResponse(ctx.Request().Context(), request.(CancelResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelResponseResponseObject); ok {
+		return validResponse.VisitCancelResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListResponseInputItems operation middleware
+func (sh *strictHandler) ListResponseInputItems(ctx echo.Context, responseId ResponseId, params ListResponseInputItemsParams) error {
+	var request ListResponseInputItemsRequestObject
+
+	request.ResponseId = responseId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListResponseInputItems(ctx.Request().Context(), request.(ListResponseInputItemsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListResponseInputItems")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListResponseInputItemsResponseObject); ok {
+		return validResponse.VisitListResponseInputItemsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListRuns operation middleware
 func (sh *strictHandler) ListRuns(ctx echo.Context, params ListRunsParams) error {
 	var request ListRunsRequestObject
@@ -62044,734 +68472,803 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1td+M2li+KfxUs/eessntolex6SMpeZ51RbCVxp/zQtpxMT6vGhElIQkwBCgHaVtfxu/+69/39iPeT",
-	"3IUNgARJUKJsOUn1qVmzOmWRxOPGxn787c+diM/mnBEmRWf/c4c84Nk8IfDvEyIEnpALMk8W6m+RzWY4",
-	"XXT2O8MpQXhCmHwlUAqPg84dTjKiXouxxOq/8MJx3NnX/7ru7f4av7n7dvb2t72Hb24/3L+T79Pe4p/4",
-	"JuoEnZnuC16fiYl5+Wbv9tv07ew9+3be+21PvJXv7+7hZYltLxEX8krEnf1et9fr9T4EHcrmmRzyW8JE",
-	"Z393rxd0ZjwmSWe/M5nLnXfd9zuSpCnuBB2eSefVN72gkxIx50yQIZ0R9fGbt913QUfCG1eCxJ393Xe9",
-	"x+K9zn7nBKe3RAqUcH6LoimfzxcHaEpSgqhAU36PjlFKcIzklMy6naCTcj6Daap/XL99974TdCSdESHx",
-	"bN7Z7+z19t7v7O7u7O0Od3v7vd5+b7f79t37/+oEnUyQFD5V/7je3XvTeQw6IosiIkRnX6YZeXwMim37",
-	"LSNCHtGURLK8fX0Uw6/IrDraklOCIs7uSCqwpJypsavfVEevxLa7vZI8SEUCJEnQjCCMfuW3pOsfXW00",
-	"x+yC81l1NHYYlCGM1LIE6J7KKaJSoHmC5ZinMzU86NoZiv1J/XOKGYNNlimOKZvsRFOsXrbfd/Y7MRUR",
-	"T2O1aN5N0BP7ZYolijla8AzJKWW3CN/wTMJyRFmaEibRDPb8f7Wc9KVMCZ4p4qmeIYFnxM4+gB7gNCFh",
-	"v3Am6xuyfk9v/UtMQI/8iDNSGbs6EIjcKa4B42YoVi/lw+3QeB/tjpg6pfvo86gjF3My6uyPOkLiVI46",
-	"wag48vD78kM/6jyO2IipVvd8rcIJhVaBJpiEX3+ZLlBMY+fjN+0/1us1pdEtYd1u12nkra8RNf8nTAs+",
-	"0Nxs1Nn/PHJ4zaizv9cLRi4/GymeFIxKjGvU2f8Whg58cGQZ4e6HYFRiZ6PO/rvdve4b1aPihzC8Ekcc",
-	"dR5hjp0qAXyPaeIj33nK72hMUjSGFxAeS5LCumnCRLDZLhl/UXRB0pSn8LH5l9qfiMf6af+Hwenw+uq0",
-	"/3P/+GP/u48Dd/D6DXXtKU7KuET4DtME3ySkC+/FRGKaCN2mkFhmotJnSrDgDH48UftVrHaKJUEJnVGJ",
-	"yENESKxo5bFh7y6IyGq8x/xoNgzOMdqr7NLXo9LqqDwGnSnBMUlBZIItj48njKd6zWMiopTO1Z1qDs2M",
-	"zG5IKhAfG4YPdwT8GzNxT1JE9efmVk6olrMk54lAmMXq1pgnlE1sU9sBivhshncEmWNFHHGgrlLbMk9j",
-	"kh4gfCPUNt8rZs04I+geC3Vti2hKZtiR/dQdqvoKoMvraMpppG4nMpuTFMssVXxebWZnX11AlE1gFQZD",
-	"PPHPOCWCZ2lEXgmkBAwlXmA1E0SYpHKBJJ4cICrRjN8RoW9+ckfSBVKX+oSgH4hEYsrvBdrCLJc7Z0Sm",
-	"NBIICxqT7S66JCxWrdzg6FZN/3i8c4JlNEU8Vf8+5YzoH5omPep8M+p4p3aBJfmoztsO/G99lseD4fcI",
-	"pBQ+Rv+5U3lfdZh3877n9m76okySCUkrnV2QGaZMDaJ9h/k3pU7X6VMQzwQvScRZLFDGJE2AVm8oU2KW",
-	"5kOv1LaxmN+rvSZSlDp/u7eqdyLTxU5f8aLmniVH91htLxnzVNGUTBfVaZZ7mlFGZ9mss78b+HqtbVO9",
-	"7xP8oFqwJ0mgOUnRjLJMEnt8S8uw3kZ7t60+iAvbeULGUhG2K8eZVV85mHcf1hqMlwauGH1ASlNBW0Jv",
-	"yjbCiqHQaLomSex+8+Hd3rt3eyvW6DHoKIY2I9Ky173+z5qD+DlNf6+vrknJI57kvKbCaLfC3W4vDBRb",
-	"CHvdN+GB5oYzgplAve6bQDEnqaUb3ZDAC7FdGn9nt9vrKE2zs2+4fyfoMKx0RjXGHTvIEjnih4+ETeS0",
-	"s7/73sdl+lZf9s3Mcj0aK6Y5piQNUKj16lHW672JaAz/JWF5oC1Ub5jFHMtpMQeruitF97eMwl2mdQzv",
-	"fPZ6Pd+EDh2F8jg+Vz145+YqntUpqmfLZwhvLDUXeCYYlYb2zHkekYSq+6pp72LzvDq3+2m8fGrqBT2z",
-	"eBfv3byJ3sbvyPvxN5Nvpx9+vfXPLC4G87xZHcdkNueSsGjxE1n4mOMtEaWTJfCYKD4NvHlfqfJkThSH",
-	"UDe6tOruLVmAFCOnZMTglxseL+AlytDeWzTlWSoCNE75rPgKRxHPmAyMjKQ7HtNUyBEzYhOeYMrQlham",
-	"oQvV8Da0rPTfmCvmpL675+ktkvc0Il1k1fARUwODoWLG5ZSkelxUoLd7eyg8PhqcnJ8NB6eHf7/+afD3",
-	"64vB1eXgKDxwpjmlCRmxfGBISJokKM2YgFZ6H+qtHJ9eX10Owi7qO4IgliNmNKpbQuagP0wpmwRIcLCJ",
-	"wALrhvE4JWLaRbtq4ffevUPzlDKp9IwR618eHh8rISrFkeKgB/nMzGq+EsWWUAFN83umBmMNECOmDRJU",
-	"2/nwQikN+k2t/SPOIqLErikWiLCYxGpFjPqnpwK/2pVFIWg4oVE6SvPrjlgTU3WIcUdRo1+Cezfeu/km",
-	"+kB2opRgSXasKQgLQYXETHaCEuG/excoKSFny+q6kZKkagT//Y/R6GGvtzMaPXwz+PTv/+YVDI/HIFHW",
-	"D0d/rlZNq0Ugw3KmVtHeRLk8rIRmbWujaikJ2lLX0l/C7f2R3qp7KohdH9OWsMcn1xcEeru7N2Lh+cXg",
-	"8Oz06Hh4fHZ6/X3/+OPgKNQUHk1JdJt/Z8aEUwJ9yhQzgSM19GVbYOTpFdKzs77vdvf8i6Zk8aaF01N6",
-	"03urKYZxwx6U2tJm8dR/+RjhqkqEEiqkvvX/EsJt3jTLQlN49lSb1AVJZlqYnOMJycfyW0bSRTEUEKNK",
-	"Q4jJGGeJBGVX9W7EW8W/Vwi7J4V5vb7iWrjQpke4o3IRKASrjD2sfAwH3xzuCb5TB7/rv4YKe/6yW6hY",
-	"09U2/2Kx37+tHtv6yp/jCanPVf2KWKa0ZnPB7DatvtoZ/+Lvrlzti2ypvJNmNTEnzdhyUUC9sK6Qk2bP",
-	"l20uMnYJ5+17mnj1szPF2OAqUtweReo+ASWFCnSPF03Lqw9xaYH/LSXjzn7n//e68Ei91k/F63wY+aDg",
-	"ll89KDsULRU0jgaerjUa/YUazWU0JXGWkCbxT5jn1T0X0XT5nqsX9J6Pezdvo/fxt6Q33pu8nb7/9dvb",
-	"mX/PRTGY5238L+Rmyvlt06Tu9eO6SLtKojUzir6Z7d2+Ze/n3/7WSzUVP/hndJ8P5DkTcnx2haHuiuVW",
-	"2dydxIBf4/k8oRGoB69/FVrdzGfxWVtp9Scx6HxVW3AnsBZecN2AKVfJzCsNuTBJmS6MNWTvm8AS577p",
-	"9TF3lqqO/Sbmkl9wjBNBHtvS9kB1MmB3JOFzoheucl9U56odV9iOhDIlStwRsEHCkOHWBV+enbgZcMTZ",
-	"mE6ylMRdlF9D9itjnMZlL0MGtp9xJoiwjjOBxuptFHGe7MT8nmnDqf3slUCOgSlAJBEEvekhsb2vlQjd",
-	"6iuQfdG73hsjJnFhe4rBOADiPYpwmi5Q6LQYwvuh2e5usXuhXhhjKwHzTYBSnoE4nM3VwXAsxx5jlG+b",
-	"zBevq683Gw7btVJ84jcHtm1FvV436S392nm1ySy37Pv6B8tsa21bKq2H1zjWviVYE3WQvsOxseY9j90c",
-	"n/7c/3h8dH0x+NvV4HJYZjZjShKIolC85twcAmArhgnNMiHRDTGS8j7ic8IwVZq1nKZ8TqMATVL+W4Am",
-	"nE8SEiCeJHiGy4znmN3hhMYIPEZwAEv9vSgHqkzfBAvYE4j+J/qMYBECpOeMHkPE8Mxq/zGXSh9Qt0xu",
-	"OMWx/gRUCOAe1u4YIJFFU+Ow4Hck3Uk4mxjb23GsVYl/2XP8r3waXfPkKZffK878vHN5eHb68+Disg/6",
-	"9+nZ8Pr7s6vTo457btxO4Q4cq25/hws7Hw7aYtzQtL1vwSaAkwQuS2Mb2laXtn9C+n7VX0+xusp1e65R",
-	"9eux+FKPhbVmb+ZIHA0+Hv88uPh7w3Gwnf1OR+GXwXc/np395DsMRs1Yehzqk9FHwX7rHgZrh/96EL7U",
-	"g/A9T29oHBP27BMwGA6uzy/OhoPD4eCoLK3NUy5JZMiTMKW9xa6wFpOESHKev6VUJ0Ek4sauAVz4AEUJ",
-	"wUrH0qLQeX94+KN2QvjUxVdDbRdHfWsXf6WaNUMhsbaMQc+UsxcW5S6vvv/++PBYXVHng4uT48vL47PT",
-	"S7SFddTsLVmouWJ0n1JJtgNUXU5QLkvN/O3qbNhHWyV58LeMSxwgUOYev8psX+yZLDslj9mVeKblxu+Q",
-	"K91RhWvOODKpQBV/FJxK6+3T0TcveWi8Yw7AE1kaqPGdhpXRhrXhHhiXoja5UImICbmZEAmWG+1p+nps",
-	"/iWOzQXJBIk3e260O7x0boa+g3KPhebCYLMz7mhDtr/rodED1ia6+gHJh2nEwQQLmccm+MaOtkpRAzwF",
-	"+8LXi+aLPTFMkpThZFDQ/dOtdcPBxWn/4/Xg4uLsolO2oulejMV7yxITjdGb8R7+EG2/sPTljixAmKGM",
-	"kYe5kQK1YfwADoBN0YlwmlICag41gxdfifyLJXIw4p5YetyETfpkcHnZ/2Hgt0mbBK6yKVqp/jcEkdlc",
-	"LsrqihkYUp/pECTt/vtdrMtmIjryJFRDALlpRoWAWCwYr2L0knOUcCVEVQzTcE/oSwEW4OtB+VIPyk+M",
-	"3ycknpDNGMV+Oj375ePg6IdBg1Us7w7FPMpmSmf/05uKPXNqshPbSX2Vjr7U83BCZnxTFuKTwclZo31Y",
-	"d/Tnp/7qJJpIfwbz+Ur4Xy7hA2UecjZOaCQ36C787ury75WoIQjfWxn691jWuet5/DeZqAS2pxn70xuo",
-	"Rqxioaq6I9WCafW9NGF12rD6CmEW62h8IVMsyQSsdGFKfiWRDHNHv3oTTHr50DCVxj5xj2EYfD4nMbpZ",
-	"5Otn1ns7cMJ+1GY5YQZYwipDOPXXk/7lnvRN3XGgSzReclrN+QJuuco0mq45CCXPw/5MwDgE/YGmRFJ0",
-	"S+Zf5b8v93DwmGzCNHZydjQo7GLO3eci9nzoBB0bzNnZ7+hwNdeKAFn1EFkbwvshijnREabkgUIGPICh",
-	"xBx+m+I7yCcjAlwcVNudy3forByom7cnSHpHtEEM3oD+DlA05VyQ4n6AZ2Nzw8DxeNEj7Sxj4AyuiDM2",
-	"Yayle24rY7eM3zO1OimRNCWx/i7I3zcbG0B8XJGJu91F30PEre7GDbatrJRzQcK7cEESgaisBs2qrQwt",
-	"6pATuqufHDghxkLihUChDjIOv7KQL5SFbOZirVxmnXqwwx9yqQbqptPkWviMadx0uX4l4i+XiE94TMe0",
-	"CezFm62oQ69LmYbAF+MDm+5YIQgLrbJshPCOH6vkK/H8KYnnbE5Y/3iziUga7iFzmqtKNtibMbSPWqUm",
-	"gQzQ2WdZkhQpVuqiT69NclJrlqpnD4z1woIpehhr6DYfotcW9MKZYri/kQSkXyC/xwIMQTaRQJBO1JSI",
-	"FFTygCb0ziAifM35+ZrzUzrlm8r8odpje22E+M6KlByTILePwNGqusWAsZmJwoplJBTyAGKIOeG2WdFx",
-	"EpxLXb/Ygff2Aye/8iTcR9hk7RR+WTjp+j049YwX6KICYRSqqYf1uR+gEKbuaijqfTdZaCu0q/KP3qdu",
-	"yhPyNZL0Cz+XbjrOd5lYPO90uobo6xvV3JNs8/uoMPk3YDb5LuI//oDW5m+u5gYDvdGG7vGiQDQxMFfh",
-	"LEsklVjcXhrjfeha78EbsGQgeK7uapxc24gRMxDz5isB/d9jJRPo5OGYRFSjhTGQFCTnCehpQgOoWIah",
-	"uYNxHHw9/F/04d9QggdlIhuPaUSVXDonKdxEnIl6MGz//BgSGnIjGZgiweKVf2bMhlQgDnCbkIHhP/DF",
-	"Ry921qtdmHvYP+FQY36ZrI0IM20HZHEuiHw9MF/0gdlgUKwNHjWUu25Q7J9DFS1PQpH/1wDa/wOPxaa8",
-	"YeAi8RyIF3FI7aPnu83+HKfQWTbXFPRKtHGDfT16X/7R24wrSZMR4/Ia3EUNJzBcBajrO0XW2mpti4A6",
-	"Qkvun9zuAo7vP5FOV1mWcN/8FPpn9dW59S92ws7xIuE4HnL+EafPTRKZ68auJefXCTTnnjJjIdUZdNrr",
-	"INBu7+237755j24WUusPf07TR21m5ioqzwWd0O++nocv+jxcZOycAM79845CmrHruWmoetWkGVthAkQT",
-	"dclwloNbuzLNvlbCqURYotd3u6+BP4vXq66u12nGxOvlHf9ZhD5n+axtL2MoprG+eVlsAcUB5htBfMbR",
-	"9fnF2c/HR4OL6+HxyeDsalhEARPYPGSDfTGL0RSD145KgP3ahhIlZtmD3GBZtgvSr7fdl326h5yfYLaw",
-	"NTeeecSxJNfgQ792fOjOfVf3sQclIIa3e9aT3HTs3C5e6OhVu9DHrz41bf0rpuQqm68EijjTRUuiBYrw",
-	"HDLsU4KjKYkPKn50gRfCAH6bYgJf/eb/h/rNrxjO5JSn9J/PBaywohue0+tbsvB6znmau5GNqb7p3KlR",
-	"ESZN/y929nzdlFzhZjbmCrT+BTdNeYaTMU9nirWYgF/FY+74LYH5kod5nlFtl1xk8zlPJYlPSEzxEGb8",
-	"nKXPihavZ6rJa1jFCiyianxHdYYsQGm1mz+v9O+foasCUGuuYzqwwDO1r2LDF8imNqoen/f//vGsf3Q9",
-	"PDu7/ti/+GGwtnr8giHOtcEFXxXcfzFaTkHYpGrDi5KvzyDnejmauqprAqRNTZoYCcoi7dCw9dvyQo6g",
-	"Y70sjddHHJSqzniGCXHd5TEe5BV7lJRrPvl6LL7QY3GRse8po2L63PNwcXV6/f3x6fHlj1UU0LzEgxpV",
-	"QiSJ6ylpaWZip5KU4HiBxmZML3og3CEHuZnFDsHU+8rTuPQ0QltLrKi58pXuv0y634xnTRGRP0XrIvu9",
-	"QNBLYwiKROWMFd64ZfnPYCmsZHl9Df79skn7F0zls+34lrB+6R8Pj09/aODrBsXCz9VzhzEUOC7Ho/4u",
-	"h8KMvWDwy0b0ld//ix4KW8dsM0z/8vDHwdHVxybMC9vZnx/0oj6RJtQLW3vt673wpR6Bjbp/LvrDwfXH",
-	"45Pj4fXgPw8Hg6Oq1O8Wenu799jSNZRg+cL1lTwDD7y+nTlJd2y2ZKN356vv5v84383mvDZXp/2r4Y9n",
-	"F8f/VbEdLXPZvODRcMcTbMLnsnlvy9Xp5dX5+dnFcHB0fTI4Ou5fD/9+PniKt+VF19E3yOCrv+RfnTWY",
-	"srKbkTFr5ZxKVG66+qNKS4GRwVaG+ooC8y9L0zkJ6brCe31A9DjEc3xDEyopsXWe5iS1f5EHCbZT82oK",
-	"58B4s284TwhmaoDzTExPuaRjcyaE/zWNr2dWovr4MXeT85tfSQTLWAwybcCtMVIdTmPEx6i/10e73V5X",
-	"A7E584gqs1x2grwrA8cI6qofs3kmT3isG6KSzNzZ2jrORQBGmuKF8/lZJp/6vTN3z/u6CrXngSBRllIJ",
-	"ygJNyUxNttT1isW4rH/vG5/tRinMMz05HGsfHU7OS7vRskPdUsdHGOKWJslas4AtvVSfeQdvZRvI6Rvj",
-	"iKzfeP6prwPjI1xCxK8ECrN5jCWJ+xLg4uq1zouy4v/Q+10mC/88is6D8jnwkbSXTvP1/rTkjBbTr3GR",
-	"ecolj3jyHc3jkSsRK3+9PDu9OD/0TTvIP/+5aQ3D3W4vhEz7XveNv40sTTyHo7Kk6qWgNtr6AJYtgyax",
-	"2hD7CJawyD1J4wO97zFKqJAChdEUS12KmwHu1pykKJriFEeA6qOr6m1RKcB3GyCnA4jyNfKH2K6zv1W8",
-	"w366Hkeisfc1+kQG2cjA+FNZpsSTtb6okAONbXH/6jGDhpuoIJV0jDXkdnkXsHly7F+3VZs0IxLHWOJm",
-	"zirTjHgG1biwc5yudxWc41SuXDZnmraLhqUa3KkDA0JB/cRcQiT9DihWRL0o9lGo5r+PRlmv9ybq7/X/",
-	"Kji7mEc2GA4pNgIPSYgSyogIEMHRFI15kvB7g42NbhLMbuH5AcIo3EdzyiYhivhsZjpLF2j3XQ6OpQvq",
-	"32snTJ27BJ2HHRjgTjsJvT5uWML+Xv8HIodY3DoATPW7AuIKheIjoXk9RFtG7vGc/CkVkqeLj4RN5BQA",
-	"aymjs2zW2e85YYmSTLSxp+FIS8KwVnyWM1AaN231j8PheT+T08rdXjsjNwSnJP2epzMsn3RKRN7w8qGa",
-	"9xqGazYoz5WuMnNFaDsX54c69V/DzO52e2hG5JTHQhNqqJGcEkiuHI9YqOvUd9N51IWWj9mYh0h3LNBW",
-	"6KDL6qvhlTDYAkqP1AXeRwwLFFbcBGGQWzrNVfVKFPXgw2H/0tH3woMRCy0zCcEhZiuQYsDApmwitg/A",
-	"m9brvsnnhJkZKiiJIxaqQYV5gon1tQGSfEX6Bi3YR83ldYRpdjs+wrSMr8IjZJpFMktJnE9hSxCC8A2/",
-	"I9tluORVBAGDLN5fThiNR9Qhjb1uL8cwNte+OqfFDhWv3mhRAxB8RkznEEFuFOB7USlIMkZbWFucALPf",
-	"5rTmPUyIVMRmmxwxAyio3lJdE2MS2PZtkD72mC3Oxp39f3zusCwxGI+lKyU/Zflasmx2ozboU+DFFM3x",
-	"MLawISwELlr92XaASDTlRfFCW7zzMej8KjhL55FngZN7gFXe6/b8kp4mV4+QeEmYrSAWBgj+vLQKqf0d",
-	"hMg6X1XHCw4NvPVaEBarJvK/oRn9scTiVryeEGk+73XfmCX3Xb9YX7vFyq9UjfI5WBJUu7Hiq8q90uKL",
-	"j2SCo4XpSXV6rsfa+lPV398yki7shzUK6TPknZBaxdqYgRk5DBZKADaP07ThHUrO1ziDIM0KG7CElxNS",
-	"jRGo+37Cd8yPYOS9wPe2Nl2FTZgLfjWfMBJMO0YRaDsdoQCaEaZEZInU9Kdj/euCQG6SbCea6Jsvlwhe",
-	"iDW8EojGB0i1afKoHLYR8SyJbdE9xQyfyRj0Kj39uFlZbfURUBTX5j3NftZpuaDo9d6+hIiXKzAvgNS9",
-	"3udWpyk1UNvYEofdNyfUs4QHBYu1b6k/DkYMhHWQpUHA9bLovOHS4mnwu173zYgZFrFfYhGqA50MC7ii",
-	"NdYt7dc6NgjetIoM0mYZo4UoZt7MNJolYD2Otc2Zve4bc9p3u71XAoUeE0+YI+YoFhklVI1TywljIqOp",
-	"rbfPM4nC/l5/xxgywq+G0rKdiYxJmpJ4mGIm1CJv3lLV675p4k/WgFqabZMJdQ0jSJUWX85wq0n8X9F8",
-	"6zcflsy6G7PWlq2QP+e225e24hoG9S9svtIz3LARqySC+gQ9i7xQMHS0Fd5SFmukWPM49BhvwOH8YBZ8",
-	"hh+sFWd371sP/1BNNqw89HAcb3ZfNrr8QSfl2nfeqpEL9TJYeMWtd16V7YS1cVfC9LfO3jpq0CrLXElR",
-	"1BWEqgJHoRz6th3A/rE9S5VzGEVkLkn85AvyJuHRbYMXNljXYlh1/R7C4NckJt8d4Rhu1lFWn0HSFZpZ",
-	"YQlyqNlz6BVZlUQ4yZMYYfj5ZoHM+d/S5boDFI5pYqwPYJXz+XCeckZVs2t/tISRPJFVQDn1dod06Wpf",
-	"GB5BmKLHf3QyQdJOoIuJOF8WI24SSn5Hu7MdVU0UnEo5b+HnhadLVwXUQQ8NKubYdOuoZz4qs/feExh7",
-	"Ljl4WE7pJqstkGE563fpnPmWzsnN07ZNnVlbG2+6pMDtWCxY3sNKGvBp6R6yGKd4MnNwEKEGplKLfXRi",
-	"6WFH68BekpnPCWsIDMKONLk2ES0nmsadTLCQh9OM3fqH9HQmtp6sYV4vb2W+His30zWerhI3vDbnF3IF",
-	"buZuXWUmsaekxO1FdjOjUgI41T1Pb7XzFcINdvLGAyc1WWlKLCIJ/HOsgQLUOH4F2Gu1HZmcup+aIOjl",
-	"V4lzgmvXyDOEFmGnuxYb0byPzoiQeDZXn4/NHaYEBrKjHq28YnTXrTakbET0hblo+5kxmTXcPvoly1MO",
-	"lPjDcBIiwmJTlwqk5FUqUW2PoBn/sf9TMf7NMBMzADvthv1rp5lWnQ5ot9vLA5SsJ1JABSKQbcVztVWI",
-	"LBU2VrS98vJnUWYb1VgyJilhERnClq05u5ZK8Lrq77p6r1+rOWMk12twQTxpbig3hmrOiL6WjG6T4nv1",
-	"nyxNHA2nWcGpugkX4P7S1cK6VqlpNArN3OSUzdFHiu9LzPVmIYnPiNug6SwJQPStf1XPuTj7OLi+uhxc",
-	"dAL9b4j/aLqmfAG7tZtKPD9MF/r8SIX02HgbJrZKDVM6kT9MaMVgGuKLmseRe6UOq9aWMv39yO+R5DY0",
-	"AYUlKSpENzyzd5Y6jK9E/kZoohpGTH+LtnooIfhO12zjmdw+cIIeENbuy6LUUy6aj9hWmBKZpex4BtQt",
-	"SbLIUc2nnPEsJfH2AZpnYqp+K8LwEU4hcXlUJG/5wj+ebVFaU7SszcZ/ZasFPX8p85I/mGKVpO16OLVd",
-	"zx9GsiQir2bda++DLpPqWjay51vH2kcBrjCc+ZzqjUOB5Cd/BIHIElnblFxmMedJny4oqAgmD7UfM8rc",
-	"LnaDJwvxrv3BGGFahQY0EWQ5HmC9RVG38wrXeYDIA45ksrBXtOI1MzK7IaloszC4ZGBoOVtv7MATSVc4",
-	"GkjL7n2RD5vaLHv91a6xxPy6RuC5rwu/YU9ttBW+JHdKCkN0gxTGoFOwIBRSx+p3DYxrxDBSuuGO4KnE",
-	"NwmBQBxoy0Y9hNBOiKY8MTecbhiqkI5Ycc+pR6VCrTYkFN73XjhPsTL+rvbF9S2LL69HLjEd0tV2wuda",
-	"CA+gWiUxKryaiwH/Vm+MaSpkgMLc9hYirqO51C8vZjNsby38o42CT7IGlqxgPuv+K41lRA6KeHGwBYLc",
-	"p8O+L4f94eD6l7OLn45Pf7DpRe6jw7OT84+D4eBIK2fOE40rCVemVUScp5dX350cD4cAd1Dvqfxj3kf5",
-	"5xxq0321f3o4qP16fHp+Nby+GPzt6vii+uxi8NfBYa3t/tXwx+KDBk1pM6a8Jxjxfj/zXaPhbh272u/L",
-	"2555qpaxQZ3A7nH/ZfGErOY4+vPv9MvNVwFgz4iWrX3ULy8LdJGUpC1bG6pXlyWyQVv5EAM78yWr9V2+",
-	"NpUDwpmcat2tLp6bh0g3H6CryyM3zjdjgsC1UJA7z27AMNUQYGzDiSGOl0jRX7lbw/xYKUKce++6X6ZY",
-	"p0cYaINXJvNGIPhAIyFcDQ/1fGAaaOs9QMzNcKJTLetTqAy5qh6ZdbODcma0ZBdySIfaPtiD2YI6SrgS",
-	"3hT8El8xb5rsmyWD+5gTfOWaV2v5t4z7DHsnXEi72M4OoBleIH7P/GlAhMVzTpk8yRJJ54k5F3WLzQyz",
-	"Bci3Isd/sp9qZKhynxOiDdoeU8Xck5poYbcgRXdGWSZJbQozfNuQyvTc02xOsBqZd0ECd9mXbNrQjCN3",
-	"r0nMYpzGWliDtiVJ5ykVxH9/Rv74pHWSjZetQdm+OMUsTnzb3WdIh1KA+KL+JUJ0dfERdsBus06S1sXS",
-	"ixqkEWYjFuEk2UcYCTphJEbh+dnlMERbl2Y1kEFnEciAa9jsN0GkpGwiuoJEqaKf/iGgcV8ODi8Gw1Dz",
-	"OUHkNrqfckHQ3sNDjhgEZkFtweiiPlsgXf3UpEhtYYYGCf0nPruEjDhk5r6tPlWajK77NGLO3ITEC4Hm",
-	"KZ/NJWhoDTlHy4Ip8YxIg+my7JIvLz/Y5sHaitFWqJrdN2mCYYCwRDN1zHffo5++27bqhNqFV2LEcDrJ",
-	"AI3iAOEbyPOdEcwECj+7zQSoIK999BncvfsjZt7RE3h8fAxLE3YM9/rkiL6ptO8TpRUJOLUuYUHdmvtz",
-	"kgrOXomi+P4NGfOUICpRmjGBtky4LQLLzLZz7pt4qzceOD8Z/lOr3vpYtSws5yLWUFjVYSHieb2NVrf6",
-	"/ZQnxtrQRd8RQWNzwowRCXJdSRyohbH1oyGdesRyJIOdMU3sBxq3APKtjesdST7fScgdSewrVAJI34Te",
-	"EeY3XueIM6vXwnITHKtlpXfrciE8pwPDcX3XgsxSprPMD1OCJUF9XXCUKfWZThgcXcMYmEQ3OLrtwv2P",
-	"4zOmRCl/TlXnhvLV48QSXD12qCYNZNV3h/Ba/hEMO9bCFU6SFmlSjpj1qToViJtLiCTnKZckqlwJjv49",
-	"4TgRa09Ri98rV08RVkLi1brcT/ZF20HCU7IegczIzFialn1zot8qzKCDlnfiSeX1ooUhmc0TLFs3Ubyv",
-	"9buURqL9pp+YD7xbrksDe/VI9eTclLleOdDSy/brS3Pttvo6f3npzQfcHScm9WZZo+fOq+rLJJtQ1t6I",
-	"eQ7v+/jxnAs5eJJcZDNHf8hoTADzYtX3F/UvIAuo3bq6S9pSu4fUnVy31x9dANSBTyFbOBZtKhBlNqf1",
-	"AM2VomT4qUHlCB1obyf3dSVPEHKxOtLi0N5Zl/C2+mwhJJn5VV79LJfBpsRB7xESp1KLjmjLSkV7vaDX",
-	"6xVvaXXSiZzZ6/V6PW+QQcuzXjrkks/NGW9PXTkg1cbug0yQ1B7F8lSD1eAiuRUjD31SN2P5CLv83l4s",
-	"xW3oEHqVHQV5TXN7rj23l3tFustT8NAn5IsrWv8uUzL+mj4/MF8Yh+ctIXNwUud1zm+MgKYE2ZzI9hGd",
-	"6UiAmphSmPPz02cm2xhM2pr16ekdcnZHUlH4r/HDsf5616X0nC2Wbu41+skv8lonvoCyGU/pGgmDugvn",
-	"Ci9NotfKtwdps7C2TuRBe1m8b7Y40HAaWizPVcac6yhJu4uujGRtZXScklyLFCCIdv9goRoIuNU1Yk5J",
-	"O5H4O8ohJ/LJ0rBPdq0eQMLAFxagI3jZHCWocT3OhD46m5J3vwqyKwVZK3quFA1Psc5NfrpImtPWZuTS",
-	"lbRvR/x7y6vFPHNGt+djpF+qDPtVEGwjCD5ZbIOvnigU6Ssy9jgWltlhPt9gQa6zNHl8rf0LrzVgIPxx",
-	"TWONEOizjpbMH619S9oMkcN/6/vsurf7a/zm7tvZ29/2Hr65/XD/Tr5Pe4t/4ptoLbvsE3SsNnKzK8W6",
-	"i/lpubQSP9MN5W7qxn1R7jD9Xu7lPmwjYntcWO2WP5vNcOqBEqhkpzrBI67jvzW52XTSZR8YpwUsAwTD",
-	"e7NK3RGsWlgt3sQ+dw88eNKZaYIqWAe3ZSloqx3aClw/Z4IbIHC7VC9C4HaYmyXwNsEW9sUvnZI3sMMv",
-	"s7WDB4s5tJYm6Nf7csAn454MlLJXVvch6l8g6tP/nqKSrSnJblBO0Cu3gY01W/Ai2+sPFdYSSnuXXumm",
-	"8QjheEJZq9SC8+JN70kXnVJrS6e1gZW3gubm1/0k12TbMj6IJ8sNVccNWG3uO47VTOA7EgNsK+u+nIw5",
-	"IzMjYd7s3X6bvp29Z9/Oe7/tibfy/d29F14M6oK3U+gv9btL89kESX0r09eefHCcGyvVzj2NwePL08Vq",
-	"vAu4wO3emAHko3eXr3HDTw0fKg9sF0mOdktqlrV4pnQ2g8ALSD3W6LvRlES3JrFLPScxSkDp2TaZEnl6",
-	"qy80Bk4pT+X3lCRmkSBAoLNfkrw91lx1DjSDFkhwpSveLNwIXPfzslD/qXEgNta6ejRX2g/gy18oi/m9",
-	"NnQwnd61xjdzkl4Jkh5hmrTrztTQqVCFGqwdQKXRRjqA5jbAmvT6vQhvKoKP7f5isKACrkH+T43d2ry/",
-	"0Mihrt7/ewiGQWec8tmafr+0lccPYs5IrPHADxCZzaWJjrqngngZquTP0Y4LTgNzgubywX7poq6eszbg",
-	"+U1V8AIRCBvYUIhdFEQeWG+qCVczbPGVUFzUxO42k2wzqRrJpR5/XtjnW5omsRzzdOZNBnrGDesPWXiB",
-	"YIZNGnwqftqWU17XTFRydjZ4Tu02NlLkkPNk/ZDR5tIw4zFJiUcMAY6W51FLzhOB5lhoc+z7t4reddDf",
-	"2OQ+eoqalSIily3qXy/PTs+KnAc4Kf7zdnJ4bgUM7akNZ9E8hPF1ny60qUW1Ips/zjAXn8oBh84Ui7Vc",
-	"une6KkteF6O8jQWL94Db2kVZkcui31vKgfPB+ArWqZGtqU5V5+XL+bONrdfq6hJD0Fxgh718thsQZfSq",
-	"vYgoo9OLnujOXiCR3QiSZxzaimjGZx2geZLluEFhFw1wNM3DgUygaErmCY6IBRACBzdnJmj1D3Zxf/VW",
-	"f/VWf/VWf/VW/+4Rl/lyfPVzv4Cf+ym2an1PeuwxESjwHrRHdZSEvRltFJdOKgJQLKS/BOb97OqNX4Ze",
-	"4uoidt1WSCabsATZvXtBAeqPdV0HLhU+sWym7nb5vnwpRhSGk4U0TKS8uG0sYGX7ApMkNQloSzfE9nls",
-	"P9Dq0zohqnkb32XRLfEipqy2mpWXnssWMmDe71C/Xl1718SWr0feeD7NpVthpuRBMBDySsRLcryVgkAL",
-	"TnoDDSH13RMTuwNH3azn+RoJseHp/F3PigVqocvQD439wbW65sbdEiauBIn945CcJ4fYVGOpPq4DTaRO",
-	"LIXolJoP8i3I18Vtvj7lpdv8TG6dH9yNs+ra8XSM91OepfDxwm8CrRwPHwpH7lL0CAJu+LxOVL0jtnZi",
-	"qpitP+G8/clw29rUwajIjVnKTGkqwmJiynHNjZKCxpgmWdowD0j9HQLB1RsGQRdtaWF0G2m6dAGMqvPz",
-	"92GzAS7xnc+seGIe28SIUosBulk42eXG9tg/P27qquAP1V70EzX8Gy6nCPI49hGuw2wVeF8aekDec10K",
-	"La8pb/JSusBkbcuhfl0g8mCuaYOUR+IAcRYRqJvsH7cux920DxpDEm0ZFG7K2dM3I60wyDY6lnpXyZ9i",
-	"beZXIVTOE7ARC8c7NcNN9WlVS4MmmnebwhJpJHK0FfLbfZ0xHm4HTgI0T9TiREkWlwwyTm+KDDwdHVEh",
-	"KYskkAmoCEjM+e1qHuEHcBSdoMKRbM8Vvu8ezAp9rLwUnIWrnr4KAXi5scnqPzKJ+etKyPA5acIhM/AE",
-	"6xkzL1wzJHCCVwI5UAc6eVHpxaHpfh9scm4pkGKCimwafLCFtd1RVN+tDsg2TQb57Jct7Im3dHPIyB1J",
-	"w33EuMbUMEfbuDYAO+EAhRqDM9w3Kf6cERRzIlzfITSkxgKv+m9NM5SVpmXvFlvIhjWE5ypNlYxJ799C",
-	"9IfN+FqhCxW9+xY5N/l6MClM1XCN7wakA8leag3zn9BWkceF1aMdkugH6mu4qjkjLXI2c9vtyrKgFSvv",
-	"JzWLHB9q3cxFl7EuAHEpBoHDVO3nc90Y1P2nySIEvJ2r4SGK8SIYsdAgKRW/G5Sm0I0PKX0FHkFoXDGy",
-	"EdMskuBb8GtT2UXhD4MhsnkDn010wONroZEPxZTfw8meITzBlAmp2sAaogLgnLpoazilAplqfdoRoeuJ",
-	"6o81IpY4QFTCadD4zAsijQ1eI4rAHaw2G2zzOJqSuLvtQb+IbVwNeYiSTNA7cmKhlzVzqstqM/ygX4B0",
-	"RcUvPGjNhSTnwHy9WB/VIKEX6siXiulJTF2PkvulQMAAMTzTubUgmnE+O47VwSWJIPCTDpwzUPkagNdK",
-	"e0kMpa5p6oPMdMXFtfJUC+DnaqLqEj4WdOY2wmKVzdiZvRuVoafewo7qxhKul1qUL8mnxo39yXVCrXFt",
-	"NNmAVwT+2XBJt/yFQ5jNn/rd9tBc8+SKyNY1ZlaKjqkwZSqnRlRcEJwKtPvhm55ijB8+fPighMir4WGg",
-	"KVm9oxPJHe8h2nrb66kDQNkEUVnRFZvxLL3rttdrsd5PpZyVC5unoXzpKzvHqaRNRXHalBvRK5JXHFlC",
-	"4BvbHVOiZMUmNRUDFIIKiRsKAh5CQaiExM4We/lsg9DtLKcvmg6kMdDHXwk0TvDkQCMl58XtdUEqFGXS",
-	"5F2ssEi5lVts374lqc7reeaz2ipt2opWcTTWY/OTZD2/XTTFcr0v5lys9cWjfxryMDd0eIwhc8L6x68E",
-	"CtX4uoVNJDTgdp7yEFNOI59RaOBA9+uXSv6+FW5dZ5iH8PGSwMl631eMPiBBIs5iUWI9lMn3bzvN5eMq",
-	"aqNahWg2T3ZCByMetDpEY28AXB4i0VQrv+E7s0drLUwRwpe1QX4uf3ylz4nPeZm7h+36OvGSZrdtl59W",
-	"Elnfsrcq+1vB93wkUHdqUUbF9LqwLLSf//fwqYF1AmNtTB6WOkbWa9/a93KOVF1p6K9oPKhMZvXK5vDw",
-	"Lc9wNzJA9+ue5LP8BNsAdyMaAA0gaPbJZztjt60O+BOPMFxzeAYmRW3VgeHqkmC6at/yc7yRkwrT/AOP",
-	"a0tiajpmMUla3MH19o7gu8fgOecUGmp9WBsOmZ7AE4/YkZ29B4Ge+ZPN2sipy9hki8u7vi71OJwsSVDG",
-	"JE3yyhYF9ed1MmyJBSH5vFQ7Qf2g1qgB4LyZVxe07rB7LzNqw/r1MtsKf8vs2uX9acwEbChvDdX/dK1I",
-	"wIJdmIKABwbsWH0m0FZIZ3gCaB1hgELwJFzjLKY8r4oeoG63uw2wVQZC9RlFs5dcWnUjrC4hpXcyKMUl",
-	"m5rJAtlis76NXrETRVEv2VhLFfCgAePL2oPNMdELG5gwsNJiq4X6lVMDRMvIPUQc5gIXrL6wS2lA+SmD",
-	"bE17aHIX4wzHujxo7sIqG5VX0fLnJ11iDonWLrFPtXVceTZa7MWTwtZzyUC1hYrGhBVqu+jEROsxLg02",
-	"MpqSlKAtgWfzRG3umJIkFgEKwe+niJ5BzUwj7lzre9o9BLZan/b/2m10qZPfA/I4RI0iPJ8ni+XmxOW5",
-	"zUHJMHlQ8L5QadxhTismUYyR+/ynrQIAvBz4CTRFHrQh4wkkYvar0bi5wra5RKugcQlD0XB2RfqQ/WYg",
-	"/qtxq+/erzRVCTwmcnFNY8IkHbeoAVAVWGwEkJKxSinFfrO0KSspjFNuB1IloECcLmW4VJqFY95wuB37",
-	"kR7MtXbUrLmFujrdmfnUWIuesia18hpaVltqHF5KTWtdi47Y0n7gFda/LOx2fdEnl3hqJrU2K1HWspZJ",
-	"aQ0aub0dvWrAJgQ5j6XQjqrFBM0APIPP5JSnpdrGXXTGkoXlc1DuM78iw8JvA/65ggG7okBMtBku7eSh",
-	"9EHdUKmjIJQ8nbGo5Y116fABdyqXtdO+rysu7yONguZrBqJlocyyxkYLEcgMxg875knC77U4gdFNgtkt",
-	"PA8QYbG6w3Q0g+7kH0dnp4NPIdpSV57GV8BMp3Pr8WzXCSPoPOzAsx1NA09hJKa2Y8M6NZS6K9XMxPV7",
-	"XPO3AGEr56eBnZMNVQvy6bV3t/vsDqsc71rYgEiZvECoRxgqc9UVnKzK4MtH3YQgXWf+8vGXhMVKLi20",
-	"ICADbdAIjaZc2PnCTFfGNZUzytTS5rZZrcJd+QcaQuTbtY5YyvPZZZayV0KJXTaQKTxAoQ4fzN+FI1/c",
-	"kcXvqfbT2LjFVwJBYV4ikMgAK4TfGShl048O/9rqaU8AlYpHahRmiAfCCAbpLRdc6b0hnNgdeFOwW7EM",
-	"LXT9couBZyCVJj+12KCmvGiIayzCQSRObm3yEJVCc+DjONwuy7nG31IC4oGPoJALtGl229SH66KBtreZ",
-	"JFE8IxA7c2NRkF231t63QWeOpSSpGuV//+O/R6OHXm9nNHrYHY9GD9+MP/3l33x3nJOV+RQ0g0KQfVMR",
-	"XINOxuhvGTGPDaD6IWeMNJRiwkW9uxUufNOEUydMHWxgm2viKNhr8dijUdt5undnROhdU5yjfe3MFyOV",
-	"R8k62EtmGz3no2U0QymCYQliCbXFCYDUTBFOzfvghEd6SYnfOyEoa5HVX6pf16awZLGPprZk9Ujbydn2",
-	"8jnaIZW2r7z+3uNdIxzv6b7hViu1FdIMYpYdUJ3tNWSnuel5LWCk8teXD/53hc55HiV60/KeTRgFCE4z",
-	"iXzBaVzF9P0YfOuhOzgMtx28w+ohPdNbX57exn31FeLxuHXNG2wSoi1IEqJsAuGq95hKsHKBDRMi/yMM",
-	"VcvxLUFUbgcjFua8MgxQGFNR/A0BrvM5ifett9cgDKm2LamOWEpm/I7E20EOWrTlcpc8iIbKfXSDY52P",
-	"ECi2hOD3m8WIYabN0tDPARKEoFBTfrith6WEUzWkKCVgw8GJQDMqBGWTbV2YLLc/5uuhdVM9G7XGzuRy",
-	"XC/4GRr3q31adCkFslVohEcQXH68ZkZvg0W/GsJctB6sjEszg22CXGzg6u0GQuNWPTcYLtpYHszH1Vin",
-	"5wUrmYGdp+SOknsPYo2QdIYliYdLZPd1y61UVuNxE6VVaoT4uIFiKmWC8bRYABB4gN8MBNA6PbWC5clN",
-	"NXbdnZmV6wvpMQS1XVxNCc/m+S5VvQDPzxerNr5miIDNolU1DKwUqN1e7qoiqCqtcU0I1VvK4nXCoX+i",
-	"GjdSqVLmKD5NmTr0y9b+PMHnKUCrw7kr6U6czwQYMfyajpIG1sbiEwVMYD2O1iLJpkRjYZSyYvcRpGNM",
-	"sUAioTHiWe7DuQdM0qIo7V4FjCSvQgsKHOOsAW6SyiYTMjjISjmaAUR6So6+9faUBxOk4D4zXTpGiG+X",
-	"h9VW0/9SEsmSOaRxZ5aD7gKhl5SBEiG621ql7lWHtrGOwPKKAML5blWQStypf9ZyWM9myrV5vgBnzvvY",
-	"3GhfdJi1EHAwrZXdpcsNbf/uN7RVWW1dM1FcK0Rb2CTiBEhMcao9GRC9BhlWTCkiUD08hhMUoi31O5xj",
-	"a76Gs7HtunZUiyC7q0+aJPd8fBtSPEsb9iLY7xaRcAX0e3VumyPFl9Jh8w7aRf47UOtisqacMCMSt5m2",
-	"GcmJfX1ZfoFG6ityxViy2HdyC7DNLNAFyyt4CvoWshFqfpC/zSlIT7ULNd1ruYPgfsrRfcolQVSXPryf",
-	"8lkxLwNhIFZfd25Whau/uSNvSUabPthLVLY/6nw7M93cMXeX7yVP+7kj99bQMFOiDo7rPor4jAg0Tvms",
-	"hHA9p9Z6k2orREImKQYso3uqbi7vBXDUApFzgY4GHwfDwfX5xdlwcDgcHOXmKow0pKc7EsKaLUVHJKHq",
-	"UquDys+1o75j1pnEYH7SOBT+pvRUXZjI9nFxIdbxAleCpCLcR6YxxLIZSWlkHHOxQFuYIcJkulAiekwn",
-	"VGrGtj1iPEXWeC/QVoQF2aFMECaopHckQBglBEPwQfgfoY2C2z4AZjhijLMdcMYE2r0qp0QQg4oBIXQG",
-	"60Td/foCLzjrVl4AAjNGEjFi6gsdzTAGy52x9lVUz3hGwcG5RhV1N73oU1AH84BVK1bLXZNtYIYGwUGx",
-	"wpiwhXZGWe9oEbOpltc2V9YOFKEjjI5OrN8UnDUHuY70rmcUEuNzfNd7DDru9q6dpQVruia4K49JagRe",
-	"Tf3+ZEYIi4iH/OhErHjjhLA8QKL+mlrkCyyJrkTRrHXPlZ5HWSaJXTh7A+l1VUKku4sjtmVi9tBub/tA",
-	"45FTWfuYcTlVlK1kTwPTI6dkxPJAS2byxjWwDxBjngf/vpQDv+vFeqkxTPCK60WviOo+/bMB/TsyUCHL",
-	"NhY+PVQvAmCxxHQ1McA3R+bdcvpQeWN+zGaY7aQEx4pKkPNwtUQAg19eJa4Yu8NZj09/7n88Prq+GPzt",
-	"anA57AT5LyeDy8v+D4NO0Lk67V8Nfzy7OP6vwRG8cHn1/ffHh8eD0+H1+eDi5Pjy8vjs9LITdKpXQfXt",
-	"v12dDfudoNP/Qf11eja8/v7s6lS9dnh2+vPg4rI/PD47LT34ZfDdj2dnP5V+Oxp8PP55cPH30o8ng5Oz",
-	"yk8/nZ798nFw9MOg8iJMrPRb+fnwx7MjeNz/+PHsF5jGef/vH8/6R9fDs7Prj/0Lsy6XV+fnZxfDgVqt",
-	"o+P+9fDv5+rBRX84uP54fHI8vB785+FgcGRWYji4OO1/vB5cXJxdqI7OjgbFX3pNrk77P/ePP/a/+zhw",
-	"Jn90fKl+gYFcDA7PTo+OYaG+7x/rX4+PBifnZ8PB6eHfr38a/P36+PT66nLgeXAxuLqELy6HF4P+yfXH",
-	"M9j0i6vyqqu/vz8+Pb78cXDkPP6lfzw8Pv3B/NL/rn96dHY6qO3fd1eXf1ddHP44OLr6OKi1fD44PdLN",
-	"9M/PL85+7n8E+ju+GBx5b/PSCVrrKj8iSnQQ1l+vTslBCYZWCyopcaPb6978cVEGqdQ6l+qbOZbTHJQR",
-	"xzokHm1Vjhaww8rh2vZa6BI/3/5lSqMpgocA1zKlch+FEWdRlqaERYswrxdB2c44oZOpRBGer5uXqtHf",
-	"3PCwHOdFx2KjLYdybaUsC//FU5QSqdiSbsg/xXlJplzGPWsyqP46BxCv3G0w9nzc7kD9A/kt41ru9wTU",
-	"6liPVwLBSxBiqeta6TDbe+3i17hGpfSFMbLelgDlzhb1lppUnCVKSqvzxe0mELmlUTyKEurg9y7KlkwX",
-	"/bH0rdalzohGkoOjG0osqolcqG924CM0JVitpMALgbY8jO0A1RhXKQEh4hzyRGIInzGxp1X93tYka7z0",
-	"g06aNRaySzNmM1Dv8QJt1XjR9oFlACeH53AOdTQqnFyhM6NUI4BuN+FgniiqrailQVsO39q2kQHCxAVY",
-	"lCy0VeNn201eBaPhNAeh63fQVm15t3OCSzP2SuihWWbt7y8Tvqz4H/k9mmG2MLxrZgz5ihu2Jc/HJjnD",
-	"VbQrOACQdasDqm947EntIVY+WylVVTRvb/obBDi1QKoo9PJquTJnaneADt4+ch3izzFDIY1t/DpzQ9SV",
-	"IliKbl8Wzw6U6wawH4BepSPSQGLf1YEjIbg3wo3Fq1cj1HWV0WMdX+1Kkw1OZuuF9t3tx8/0WRzHZyxZ",
-	"bNwEY5pt5+WpO3B8TTpVltarLgOEYBKbAsWXBIRdK26twzi3bskC8VQx1FsyL+14W2j/vwrOLuZRyxQi",
-	"3wB3Ls4P0V63Z5MHAyUw0DGNtGEK5AId95/fM0oK4FEBvwiCVEzGkO/pK+urBp7Oo8azvtftrVaVbCO+",
-	"PcqDQ3Sl4adBNj4Te6syM5uBGPR6uvzEzUJqJ/kmAbnyiWsn7PqwXLH7XQldae/t6txC8Gq1OLlFL8sn",
-	"YWK+6ucXFs8fowRJIE3PNlL09pat6YhZv2S8mURgJrqq3mxtxZ7HjOsbsGm+XOthE/4L77D/SO9FPqBj",
-	"Ezu2aRjUvINzLKft3y6YA6RulQtfNcOza01ASQRivwQIew8q7YQjyiTXKS1uTZ5ASTwjZgvEF6oULCMK",
-	"P+sb4zEE5/dnlHMH9dMWWIQxy2FYRyzUfCbctj0rUddC0LIYkWjKNRrthN4Rhm4yiQDgF6VE6fUpn41Y",
-	"qZhoTMUtfJqQsbTBOnrwxrC5HgHCfq8u/lRa+A0f2RfxaJXpbb2bZW4+ebFLBTrwjfokml/mdR8r7pJ0",
-	"slaNGcg/m2FfkIeQMeXNEWiE3TUvWHO/xSy0Bi+e14hZL4st3WSdKuFoGx+O0Bq0VpV1OTV1cqzOrBMq",
-	"4VwtlEa7jww6N7Lehu0gh+LOVV9W1JTiAr7GEsU8Fy2NE0y/BsptjuXw/q1xgLVjqiUk8RIiSN2oVkLZ",
-	"ruN+tEkcOYnmwxQzoTQsUN1Tz2JPpZyrlVD/Fejq4iPa0qm++CYhO/AUAJsF2X4G1gyQfzsHavlw6MVf",
-	"SnErlsAcu8dgiYGkqEUrACgGzwjaCv/7H3jnn/2d/+rtfNj59Hk32Hv7+G9QnkCQeMQg1iQ0lflCNOVJ",
-	"LCABWjvmUPgfRF02XLzW7+xAeVuejlj4H9Bv7D7ooh+1dQzKmGnXrCBRSkD1Z1G60DgncsRS0IjCv5j/",
-	"CxFl6AdiKuUfIGEy0Z0XbnB0i24JmRvvmbmnoKvcZ+Yu6m6vtoeP/l0tCKwecaaIB5KMwwpFhQfqp5jy",
-	"0JQAsJCgagRY8hQJIoW2Bh5dnxyeX18Oj47P/qcikDK6UKnZTtAx/xFCl0iLKfdaCmztksYIzLh1iGW8",
-	"JKqy0s3zbtfqmDd9rzYlqpDC0eyrKz3Dt+W8UyWTJUQ0VJJOOJsMSTpb6r6e4Yc86t5fWkUD7ds7guA0",
-	"oUWksUA6dhly8HE0LcwIlJkCLCOWZykgLNFbF48H63fyOwN9q3Tl7X0L6UOEzB3QtowJlTrqXEcdaID7",
-	"VKqJmomYA80klKQZsXLBSBta6QIGQXCGtkWYUGyekIqHe68K9L7rog+XLP+eAPGmyAD9ah7T4MG6qUzO",
-	"Y5lttyPFGu/1bAFMdyIeAPul9mJNw88xuDwffbtt1Ndx3B6KW89rA1Ubi+SiF+Adm9CfK6P8IzXnYlIb",
-	"YNyLF9GFdNOXea5RHqRn6k7iOW24/0wKg0bs+53SvaNaIHzFPunknGjHuuaEuowE4xC5DryScYgi8vuD",
-	"n5vdQ+bJuhbL5UDpLxIDvUaQswWaoabQnP9mbpfi6YYLmzjhfHrLYdnTJ/Hj5Sv7xDF7h5cnddX93sv9",
-	"xSABADqkL6zcd0UsH64XgcCunqXPLxiCwEV8e1gTedVETa5Ek1hVn7oYhlv4vCLDGFthKUzU4IAVIKTh",
-	"Z2BFgUUj3UefAc4RPaLHUAcI6Vy4Mb0jSEzxnNStkyXox/wfjXBz6yPVOuLM216bAt4OCOG6tb8fy1Gy",
-	"nsxoF5+y/rjKBp9Q3tYgTfF7VrBGHf6bV/IMUMozKLspOXo/YraqpxbzTZlG1+gMBSR5TBJryOjOUxqR",
-	"UNcq0cZc+AVJpdq8EmhLF9CCj8RreCbC7QPUs2mV5n0qRjriSUv3LUqKPr38p1mZ8qoEBqrL9abqxzk0",
-	"l5ySWQMwUTOc+TOrY25+rNUqmpWIL5ok1JR20EEQVk2x0EyKVmyJ0QLsuMWGlatvVpCgCh2wWAtnKTS2",
-	"fGkV3BVqLsLZVM4T6NsNiLdNKf1YN5/GJD1A85QUEhnWH6WYtQaqHZpBrAQZeEoJzdJeWjJcct9cWLmu",
-	"vcD6Z8iCs9NsQETdsNBSTDLN1vUwPzfTbY08NbsmbqK2K3vk672KHp6r2TmUtXndzjTeCo67EpqAo9sJ",
-	"3G/t0ZGlLrQINpq93l5uk7rIGCAZyUyg8LeMZCQGJ2mCJUm3tVs1ITKPfJxwZLAHuVFCIkABPICoX42P",
-	"qg23ttgr3Hp1hSQqBMQWm2DFSXXaskRSicXtpUyxJJPFyiZqH5TO1joWnfao1Bc6T1MgXIelrpcP8Shq",
-	"lYoMXFpjOpVEzHFUBVAA4PE/3JBVZM166pVNSEPNHvPdkMyUlE884vEYp+SerFsra5ISIk2qT/uvMhaR",
-	"VGLK5OK5ZbNOdOZSfT6AJ3q4vAh+XuS6pKI0CQROzXNfSS1b/Lww5U9xUQq9VcV1xUC6KC/tb36deaFZ",
-	"AiQgTIOmKJzlpdipQPgG+MY9SNJT2jCdbC69MtzlFKfEyjRWbk/omKjXdd7BXKOnFUjFxaX34UP3w7v/",
-	"0SljMPR2Pnz6vBu8eRyNuvqPvcf/8W+rfaGlBQ98G5pPw3tUlEBz+rT4P/j2PDUVd9aq4GrLdINqApqS",
-	"Se5LkkIs7aK+yOPyXwmoP+zTjKgE9N9UbTiqKEhqC8Y8jciI+RUlk4KCpe5mPyc3SIZIMyaCEcM5sSmC",
-	"NAWFDeGZsrK+FFXqrzVdnS31qVJ+kb9cfXdFkV8t1K7unzfqSM8eRK2ckRpQPrJGggSiGjDphbTb+KJ6",
-	"KjAvVzY3v6T1As1OxtBSoUIvl34ZznFrWDBY5AZcsLz7ohRXZe+WgoYVm7jCW+PLtICTaZKxAnRTKKWm",
-	"0BM8aK0dVunp6Qii5Uk9U6YvL9DGpXqXKlwRiM8Jw1QJQUxOUz6nUUeJJ/w39R/OJ0CMPEnwDPslJLfh",
-	"xlL6IpsbI0mxdSYMSiM2mzpLNvuviE7Usmx7YP/yRFeFhbpZ1xDfVD89S2czKyXruTEiG1lXN3apInaC",
-	"iYhFi3PCcCJtyLpxzzsceGfPx87wQ2EeW1K/3ZvGBh/z5FKSuWhKX9QmHqPsL5QEZ+LoKIOcfLD65E74",
-	"dweoh/h4TFIxYozrV7cP8tIGOEkKxQ6agWMPVy7IWyAs1mIUlvvxFUclgrCIPGkJ51bKaXeotQI1gzij",
-	"LCWNffW8Rrz5eXmj1i6xf+JTTT1G7Lzuis6XNZUSRBmgBScpwfFCy+lKIBoxq6AHKEwzxgCGmKcoNFxK",
-	"XONI19y1e77vCsojFtpaWV0lX3VrmrSxdqOQMOgp3O4W/9aJjCOmBqoI60D1+yugiDnlu0Eqe9v7gGq5",
-	"lQcoVFSRptlchhClpgPWQNYrpWUW78FcjdvR6CKQt6TtEpC8JqxtQ42HJ8kNjm5Dva6Cg9ioY7iEUUes",
-	"NqLkUvU+ia/hk+0DpamkExIiPNe54GA4JQ8Aa4iRXnswgmgFZMRK+7XFOET4pBnTiZeqdaGj82D/GJS4",
-	"M9l5duwjphrUEehJkncpbGE7yhBOU3qHjdm2jL9s9gaMZiZ9K187jfgE6wE2s7SE9lCwQKfeytOgLpwG",
-	"LOCFg1zhKyzuS4rUsJIkgYgtzbCA8OMidd6U8CuhVq6sMdnGAerMwOv/LErtGk+oAdHQU/EJAtU1cUQB",
-	"yu5wQuPrwudrf8Fzen1LFvCLyMZjGlHC5PWcpIC+rXVKuAuvGZfXY7AAgjl0ymP4yQDWwNAWCcfxteT8",
-	"OsEpDD5j+ZV6PSMxxddmOur0XwNewDV5yFGTgJIYTq4terfu2v4FXOU6Y/gOU70F5RiQ65tMLCBKRYdF",
-	"X+crCubrawvVtIImLxwLeXN+sDEJ6O921BZjSZUaqmNOtW+XMpRXMgRX7RMzit0TUyWV5pTgKpE1k0Sx",
-	"xJm6gaXJjMx/Lggi/8ndQfOTFu6uqwOqLrKSg+uFJRMlHTd/dOIHhejbXH4wLdnc+VxvqLCWphrsbug2",
-	"vKTVSrSh2uwrK6ozrzzqjkpHkDMuSyQFxSgVWW0/o1C7s75F2Wd+z9Q1tVgFP6HG1RIC11P7Oe/FLEEz",
-	"EcPw/BqmVcJa6YguMXnCAddZMYeMq/PNp9qottUX3U1Vr7geix09L4UrVqgboFbkefkWdElTLdA5SZvf",
-	"AJPicSWHpPr83Bp8VwSyu+MpfVrqpzIs31qdQ14OTqhcrOe1wrFqgt6RFqBoJvEv19HlIiHeuF0PVD5r",
-	"+2aq5Nk1x+KT+puBFw2OItqSBM9QNMVyO0AGRxFtzWiU8puETyaUTdQDg7WItrS8Acho83kJi9dBZjRw",
-	"jA5Go5dGIQnFG280ppPVpXnU14f6XUgxWxLXb/nm6ga1vcyXeO6lOHcQ65FcJvmATfCEzMoF110/5BRT",
-	"tiZOXzqPrtLkmYlyUkll8kcsphJPxHM9TXqRGi1DOhcph4bQYaX6N32Z2eRWkWc42axYbTnS9LLd3kLk",
-	"7nTQ5lVtGXI+K0VlVNOtBE8ww5XixLtvS76d//gH3vlnb+dD93rn07/bD93fvGDbrnm2nvV0k9FEUhYG",
-	"WhiIzb0PPo+DvI67m+30SqDQ5DqdXxwfDi5LtfJNe0qcoYlfQbN2sgLt1HeUs7RJlrIwn9iE/1CZm3kw",
-	"AkCQcbWott813eaAe+zifoAJZ9S+Q39hvug3FPwjD3OaEqFxFtqBkDqBKTUM0l9sVLo2qQlJlaJpajrh",
-	"lKCYMGoPhQbaQqEeAxRvKtlVrMajOoRVBjArG0FxQyaYWSSt7W6LcC7fmMp4UkE5tqu1kf4X3VpzJFc7",
-	"/bm8WUtDiPOZBs4WriaAqsZk8GCVeptcw/p4j45VHn/IaEyg0q/PrwXoRB9pGdOjnLBmWcxnT5gHNQmd",
-	"pgAGJIkBWlaRdbYatWymgVqXpGXNUzImaUriYizLm8wEGcz4r7QZ/NW9fNpUob1wgvIUN/KsJr6DO7qN",
-	"p+1dr+2bH961erMaaX836ehudBNeKsuYv1iyNdBKXiDU2Zipe57eGte1AbL1QRAtCz1Ud9RsLj3n/VLb",
-	"BQ1LTjN2gGYcivBihnZzXDxbYM6aFQ2+X8JFQ1nQVdk5l8Qgg0FqDp9BcVoLmSeUjknmksTGBGeq3FnL",
-	"JSMUSsrp6CLEwPjJZ8dxKwvd6oBvDV/XFOuNtt4jG9+9HeT4ziOm3nBWEkCwIgxmajlNeTaZohCL22vY",
-	"qVBHbtOEWFjiEVNLqgNKAIK/HNWNdFC3kQNsMqelCDximiw10JqaNBJSvWHXAxZRB88JdJ8qab7AOIDh",
-	"3pPUxFRYJO76EWhY3eLwPA2QKLeDtbtaLzJmzGGem3WRE5LGYTc0BFUI76nwmHEflTTEqJjacW/wglfj",
-	"gDyp3JqstpzqeCjGpXc0VXym9cNn8+iJFcuoJfhnJQHo01LPjlhaebgxmpjMk8UrkfNDCqH5gk6Ykobc",
-	"RXW4hB9IdiNxm8/NOlhvceY4JUxeLA+2dsVncy2IW+AxRaWrlUywyEtsRerl2ORPPvQLKFtv3jO+MwgB",
-	"5ozAXWE0vi2cO9h0jSCQhuJtczw0Q/IeirQmordkFuXvfGe14PsOfKo+qTVnZyt2UoT7rtwJC73btOX2",
-	"eTXIPmOtNrpdjNBFxmyEUKW03IZZIbj+TQfrcMQCmHbVNPSLpdjjFYu0vGRbRZLJ2803OV/jfJRFEFU5",
-	"z0AdnhodF9Vq3dNfogsfM3OEutZJLsXdXC4051x+DULr86KglNS76dCnXARo9CF7FFseE4SRWLBomnLG",
-	"M1HmWvc8S2I0xXdOIRMXqTuoQ0oHqAQ4H6But+v3xzT7qNevmKAmb5Psq6a3XOBAW4pH2NSyGIJcu1Yk",
-	"gkeQ850QJUwKrnjeiJViIUADKUctVBCmGbLGhxGD7irccrsLoSMQsmHSP4Ii0PuVUOxV63ih0mdHTHJ4",
-	"rJNcq4UkfbG3T0AVSDPWimKr9YizL7pWey7s1ZMDWuW9N2ZhXGQbKcJnmMQfidFhZvJsZvcisZ7qblsJ",
-	"euYNw/+R35cMrqDs3RDF5zxmhLIxsRmbHxdpnw5HUP+1TThIEVRYi2aBg/T+ba8C0/O+9/bbUqTie2+E",
-	"34YyssiMMos/2OSyn+EFEkSi/GW0pWYIVvQdwH/iCQrtVX1tXwuDEQs/Iyz/V4Ao+1+ByeEPA5B5+RiF",
-	"WBruSlmIRBZNERYo/NCbhQEK96YG2u1NHBZldTFaEJwiPCU43jYI7koJUm3u8PG4kBR1cFslXsyYbNRs",
-	"KAs0hJLBNs3r+UdKxASrxYzoWm0jluM895AJoYEIeCUFASCBTdeR/B6ncYnQdnu9EctLS/gz8x4bSL3B",
-	"ITI0QXuFbmU1RRgzZfXqckXM7h44cKJ5udCcz8dpB700jayQNut+G5va+P/+X/+PEzwJf+U3coj+Nwr1",
-	"hQz/zO/jEP3v6k38v8v38IHb6P/9//eFZBrL/YhVLuptwAzTgjigSOCUoDFlOCnH+ukZ6OAppsH5K52A",
-	"bGnmUlS9Czr5PNzwQGJKQtopeFf00i67R67JLaT54TR59FAUA6Mo4dHtumZRb/FC5pypsZpvyQoZpZzl",
-	"R62LLr4/RG/evPmAroaH2hY4cxL/y1kgWJIdqRPMl6skZVR8x3T5JOOaGrEnxbOYkplsK31yqUu+arcS",
-	"0dTYrca9m7fR+/hb0hvvTd5O3//67e3MW2IIC5nL9X7LHlBunBEESXigEDMOYu9WQRuK1VGGIQBEyaw2",
-	"Q08L6AG6r5kJTd3ThZOHGNMYkvxS4LWh9qCHblioYqrQHUmSVsunBn+RsX4T5eUT1LYIAfMr2UYKEJjf",
-	"mfjM0JfjAPi2p9XCWGfv6hfJQ9MKDgH08KHo3t2qmAqg3CA3rhenfIpB5SDx77yka5iJNPGtUQLTcKih",
-	"/u7xU+MYHU1mWdnhf5pIp3qO9zx+AlNqi9RQscZYb34K1w+2lYVhcDmGWN1CY1avYF8uHbmn0iVzlxuV",
-	"jSfFlH2Sul36fsvrJbDZCONMZqmppuMR+srZxXu9vfc7u7s7e3vD3of9N739Xu+/mqizHTXacT8H8RKv",
-	"pAJndZy7qc0Xh6muslbCkDWgCCWKXjOGxLZv0yqLU9nuqFXhC7zmcUAbdHEIqUAC0xhRdoAwYBXqOB5T",
-	"Nrcku2ucC03WYbfMDtZhAsURb/WVQcBwT/+azMd+qdfE7FXnanhYZgEbWudfpry6xEqJAXAnOtbKyhTH",
-	"WvehDl5srsGF2932ho8SXdZO+vdK8oAMExHYarZTnqUoxosdPt6ZcaYuF/hf89M9IbfGoRz+JQwAFU4E",
-	"KNVQCjqNh8wF2sLqCzTDMpoSgYw3XP2kM1rgdgNwBCXbp0QdcaivDHefVUH/Q40mWSiF8z9iTM2/1BjM",
-	"P2Fs5t+KCyWLsMyCeuhb9Bf0F7S7864SGdcCVcCu3irU7CeVtmlxpxTNL9vbjYBtV6e6adOQbX8zo3yx",
-	"4W3CSugO8o80Fbpz2syyv4jRsHS1VUuV9JacyuYg86FrMLqfckG02QjnSvErqz+BWwHKVkru2mU8xpdl",
-	"1oBhIfq2N3r+AiUjC9TafCzG9HWzKJmqbgDwSPtY7ew8OURTLJv0n6ENp9dGtNhmwuf14TXYqMkCKpjo",
-	"zm6vt7v35u279998+6FX5qPva8VkXCiZ/x6NHnq9ndHoYXc8Gj18M26IMG6LYVzb+xpaRIEga1ZiGc0N",
-	"vchSQ+d+9physNSGTavBVVGner01rpahI7jUMseO+6d9raOqVyAs/QCFSh41CcY41gXhA3WzQtHiHYHv",
-	"KJugGVdDtaEL5e0cZIpiXn9H0oSyVbvZOPIrUDC+CBG8WeZeT1bU0venNrErz5fP/1Tq9lNl8fUk8GeA",
-	"sdWP+EpH1Of6RxWc0tznYALztaZzSxYkBjAY+5zGXXQGAu4tWQiojIPGKSE76umI6fbFAQpNgRs4vfcp",
-	"lWQHEOy28mo2aIbFrTAIqFCuZtvnUdawT6uWSdcMgXmZK2xVvXD9Wr50j9oV0abkUPFFmrFWQTDOJ2ZZ",
-	"VmUyeajTXNKrpG/zntundaSs+lS/VnzppTWeyrO0gm+DRdTRFOWXHOaExR9ttfry9kLWsjf+V11NevNd",
-	"u2HGBJHdpwTDVm7PvGPvpalG/AtlMb9/2pBtWOA9tLGZCQA2KpFiTRUMQpi9w720aHnFSOsh1a2Qs6qi",
-	"sO0yKBbLGb13xfOalE8o0FJO02ytvDhlMFdVUmzKvjImCxf0ySNguVlRpar3IODq4nMW0qIuL5oPG5G7",
-	"fLhPlCGMxvSBxGvmBFXSzTx6nbqOqM/EAtRPGU4XrwQyb6GtUScmd6OO8W3dZDSJ8wQ0ztoUnrMdBrXV",
-	"dheniagy8UyFMF+IzaqCAAJ7xBlpCB3LvcIaNFZRjUGO1VQDfRAj8C6pq+EJYdWhvzbmqwEH4SUKm5wb",
-	"zHFIpUkz4oSQg1Z4jwXK3dX76F7NE6IkMI3z8BUbu9wAoNsikMupU78sjsuNFl0KOm3aS1OePnEztc/T",
-	"5PfQPCS3iw55TEYsvBxeDPon1x/PLofhfr5gNMIgWiklCADddItC8vmcxGgrSrGYknh7xBxfpV5pkwMB",
-	"2HB3kINSRAdBcTKBxji1MPzwzYhNuC61a1NkdG4SH+uc0iRBEZ8RnwzXClfFpJBsdAub8VicBvwpYM5O",
-	"WQVZr2+ApBJ6saJyJRqHqm0wxSrRM6UzyrDkprrGfG4AiGPQEpZNpuAFeQLO0rkX5FYPBVn6pYnAFzri",
-	"2TYBJLf8Q8hOs+9DYsXy9yHmuXjf5Gqu+kaniJY+S4nQrooVH17Ae/rTx5wIF9rcpmngMWhdJLsy5VV5",
-	"7LU5t/3AnXD7b8pzbfOVb9/bfVmQZrv3HdqEtP7qaXVUB012lpxcMinvvS/cKdZu5maMo+Z5N8ZMONHU",
-	"Re1hMEUSYXKxD8rMFi8E4nPCRmxLHXYB8HTazmp9hQYK25mPQQmwpWhYjEI1m3DEIEsHfGM68Tyi6o73",
-	"MVU3B761NpCXjvBgpzhp6L9n/nhLXp6aKID2SeS1I9wAO5faizmwtyBmC703BzmA+XEcFmWizS2qyETt",
-	"5wxwAlhshRfKJmtLZYU4pklD4Bmx968iDT3CV8IrrK0oCKLTJyibHCAA4wblQ7z+bAI5Hl+nGROvP0Mr",
-	"j68NZY95kvB7SJuVnHu7fRFhq3knHd7qiUgcp3gyM3d2vkUH+c9CIylCOG6uEjVW4XrJqdpulk3UvRM8",
-	"cy1ivTWS5AGECXNFnbkcJ8oMR2OoF3JgOTFSU4gRRvXGe4I30wmU/l/JGP56eXZa4JdRP7+xdumXXGrq",
-	"BCkVo1++8O7FunTpjQwd2gWmwoJA1DJl6hj1a64Jv20q6Kslo99vGfltJ++2YSEtVJF7j6xG5FphgakZ",
-	"NldYUCsR4AYbExA2wv3CPciyGUlppOtf0FigLSjzLlMAxonpRB0kzpLF9ohxHWevb4GtCAuyQ5kgTFBJ",
-	"70iAMEoI1vXZ/yNEdMKUmrp9AFruiDHOdgBNKdC1XLREoRrUACJ5jhtlaJ7SOyy1K1egrUnKs7kYMfUa",
-	"4xLh8ZhABIlPLsDxjBZIIu1hrdwVWrfQCs/mx/G6MFqQahYP+SGfzTCLm4FK0gssSW4/rkBh2wIkug4A",
-	"xPUohnbDC3wOQLZQV2i+66rREcsDjnZ72wdorvRzKmtfW2VX13DLmDSF9vOwJo3ePNPFXioA2e9XQX37",
-	"bOylSjhNDp26G9Z3otxv3vV8fbnpchV0m5Wxt57wx93hbm+/p/6/u7v35pkhkLlkWQeaMekTbavU9e37",
-	"j8FTr7HYOMVOREvgGh/8aA4bprG44kBHQsAVDOoJmmIWJwDLH6p3jm3e573OPtyhcSXsS721JhzFM64Z",
-	"n+CqnhnkmJgkSOD7oOkmPEDh55HW2EadfTTqjLJe702kMbXg32TUeQyNAmbMYmqGLYFNa3d9+cIq7aLv",
-	"9qrRi3fKrmKI9VZKbaukksQweGPN91Ftk6O+CeEVdEDFgW7JAoBwyJg+BCi0LsF9vYY01usXotcoNF7Q",
-	"2qOxKSlNhNC2rZtMSs4gElEjmumowhpl3CxOG4Fxc+ewYquvRH5JBtq+q5FyfI0a7XZdFRaIZfnOQNCT",
-	"es1G8xa44WBRntA7wlbTVL5hsDvugJuIx1Ov3ZordKqbhfzz2SuqHti14S4/0lviJy719ILIe0IakDB1",
-	"DMnRiVj2+ETjlC19x4CiNcCYcSG/t2U1vFCVXEtTyNyQRhvRUQizAE0VpVaCfN5OK1W9dnc+fNLVvHrB",
-	"u8d/zKbxp39rqtq9KdniP//kQkXVWFO/Up+j3a265dT88/sMGI89qd01LqhWHN93Mk3q/tIKsX5XVe6h",
-	"Mvev0vLAp60LBkNBB9WGdxpPSxAsDcRzSdvUqYsGPmgz8wRJ72hE8lSr0jQgcRpcUu96KCYJvSMpJcJc",
-	"udsHKEoITi3Kk84Zt9iweIKpf9+WBqJpR1N766IDt3BJEhJJ1z1UKIbVLMd7m+QYfTPbu33L3s+//a2X",
-	"amnowcsFnpYxlSYtKVS9mc++vL1uBlT7jCazMs9KDGqi+zOlmhqXINiGqDCxCtZSpPHm83t1RjATqKhb",
-	"Pet6kg88N3+JxlvQwZHzxZpZRwXhtaW3vBhomrT87OriY233Sxu/ZCP/nDkX5cE9L4iiMtFNB1MUzSs2",
-	"tljm0LVACyAI6s8K0EjEMxnxmfFpCyiDLCQy0E4eed4B8vSAbj4Ne/Gu4WQOra8eLlRhCm0UaqFSRnQw",
-	"pTPegi2SO2n4YryL927eRG/jd+T9+JvJt9MPv3qTv+uMNW5u4bYpfbyvB7PmKrRKPHc3x1xc3aZh6DCe",
-	"Qy8Y1Y/D4TkyVbANlys3XlYiqEQTLhHjtiaaFzyQkYcnzr0duJol9mqg1jMxjIAxWBrMKx7lSGoOyllB",
-	"3i2O5CaSjaqn/A/OOfLMcFNMsliyF+OUpevXua7fea9rSzabmN9Lzam4uJ8rYRaeiF1dNtD+VSG4oJMx",
-	"+ltGzGODjeht1Zfyopk5YAPjXC4X2Y167QaytLRZ5i/GbFMWsax54S82Ib9b1PLRfxshMv/bXPf53/pQ",
-	"X+va4HHhg+26MDIRZ4yABaNbvGgG25W6glkJ2M78ncPPlKDtzN/VUI5PS0jODRqpX4i3lMXAtPViFuto",
-	"U5gOdAITZwTSyuKFVuCE0t8yFpMUPeyYb0QJrOhfd0k3yIv/JDx4Y7z3JXnuJWR+bGSYv1A51c291GCH",
-	"RBQu8GdDPBribgMwUrz6BYM7Ojqhj/FPpZwrzq7+K9DVxccu6ptESyvNgqYdx2CnpxKlRPDkDu4ENMuE",
-	"BC/wDUEJ5/MbHN0G1mMcoISy252ERzgJEEDzRVgAgn3GxJxEdAywfxlLVNNFGWgNQwiKkClX88vgux/P",
-	"zn667n/8ePbL9fnF8c/94eB/qktuu6xZwDT2X7/WPNT8rriXjjOKa/aAJRLGczItN2lT+GONCI0EZa6f",
-	"ZWbMuhES7hhP9sgpxDEYhWdGZjckFSaFHNLxkLmdSrkjTZWtcvb/e9k8/0S2xy/LolhQxKeVlLaR28pS",
-	"7QtdVc5l6PEnWXkQOBuVAgk6gZopOhEzKMJubhZIW1SRaRicMxdcuj/pjiCAZz1ww6/Hwua+euA576eC",
-	"RNch+nd0gwV5/1YxpTd7KMUs5jN0s5DEBF3/eNI/hKJlBsA6JhGPYe8k8UfG/smPolmSOnnr5cpSKheX",
-	"aoQmGZrglKT9TBeA0n99byNRTCma/vkx0nWka4KHeRSgEE9ur8OSbxVLlBAlKrzZ07uwVwlghIUC+oFu",
-	"i8VW93/n8RGqloy5DaTFuo6q9uTZsc0wZRJTRlJh1q4QHyZUTrMbR26w4kMtWV0f0yDPVSdBnqJTVHxH",
-	"/WPtuBBoa5DQf+Kzyx2oJOpMa3vEuJJ9/np5dtpFNpsSGE+uK4af0chyo1FnH/LWAjQCtqT+7na7ACUM",
-	"ptcR0wWpmz7WcgtyImDUC4qGRx31s5mG/iMmEtNEjDroUfUwYuQhInMDjEKgJjpc31D7As1TLnnEE4G2",
-	"JJ6gc/vn9j4KX8+ieWh9zyN2cnj+SsCkdy7OD4M8HfWVQP29PiIsnnMKCxfWQ8XxHg63R0yTDgxEfWN7",
-	"hw2wLaO9bi/I62bVqnOPWPg6mmL5uqjXIkyw02uIJBJ2zPXa3SLQAKJixCzwB9qC1S6tbGk9FbnqfxUL",
-	"DjXczQpvBwhCsbAcMQliUL6mr/JSTRFmKBNEm2FGbMQ01eSFxpFVxFGojun/x96bMLeNa/uDXwV/zryK",
-	"dYeWJdnOIter+5zE6evXceLr5fZ7t5kxIRKS0KIANQHaUWfy3adwDgCSWmx5S9xpdVVXLIkLCAJnP7+f",
-	"zPkf8H2XvIZtQ7AiZ//48OLng/+1ZTlN8jObYhXomKYsEgg6ZjcNAC2gAIn3CCVxzmgagxgc0ykWk0Ki",
-	"/aeDswrjeWV0FSZxaPxEjH+S0BxyvlAtTzXbhMQ2GTIK2NouFG6+tEOCzyAlcmb2slGkAPPq1swzmx13",
-	"cDslOzV83QgjQRWJ/2fTl11s/g3fuW1DPzw4e0fi2q99mY/38DEp2W217Csa0smECVWtaYd7WDo+c1uW",
-	"kowmI+XeFvSjJ8zyyVvRdHR4NieLpLkyVPI0ZT7YsiepLXMsuKE6q0g1hLM4osJSzRo5G1QapYN2s9Vs",
-	"QX3dhAk64UE32G62mttYtjIE0b5lp8r8PWB6ORcklFjZg7tg0mjOcphD9/yqRkEKIONmBszkm5nWilgw",
-	"OYdWsGEOsRhM/rTaIrQ3VJHAlfj/oRYjm5v2Upv2Uuenb+M9Eju0ulnkg4ZdSVeIba6cjEaiNUg3n5+9",
-	"wfE1yQmjKVGJnNi2Ur+6jZUV/MT0vp00V06sUE92Wq2Zhg46gX5Zc+7Wb9ZW8i5sac6WaCP2AWwCu0Re",
-	"sKWunc1W+6zlSl1biPYJDxF0d9rNXWsFBTRJXN7t5Xjn987nF6NXV7v6ed6a/kF7iUNIKO3HfxbSDAXw",
-	"wNyuAsT8ScZZHnR3wyCfjIPuNrjR8JUxQ8uqmYAmWGJb+81b3o7BB8yem4wiO73eDQAtv5SD3lgJVniY",
-	"C5eb2NdXLbqXPWNr9vCvYeUKJ07crH6V8pSZKymmb3MVhVG2qsha6XnmT5i5ysrPtPikuaut8FzzJ8Ab",
-	"3Wm1l53pt9XWuaBWoaEvt9N5dfNJZ1IeUTG1AR1IU+7i3rz+vEOhWS5oZpvCYQGPxzSf4rYn5b5HBtNf",
-	"A/fNJ3OwNVuWytL3XGHFXUWiwhkhoWQChqQmFCHPyBkHeDEMlslcY/uY0TKR6OVyxAS0gfM0bpJ9PBvK",
-	"/qxeBFYIR6SdcaUXiTIzoP2BdSLAKGEattGvc4Vp5vpYZB5i9WEbAjTmt98Llk8DLwgmSPdfbnVfKdO+",
-	"qX5wzpFGKT0xhiYdsGV3BFm2+JadVqWCsX1zBePCwiSrLOBlABAE1YVaNhiftF5R1plru2z6/P1PzZsf",
-	"sSmg0llnLrbI5VAcsHQYMtevp7cchsz1O86ydOlIEJeYS7FHYvPzSkOBhVsbyYpwah70qY4cDIhPX813",
-	"D6N93a799Utg7W2zs+cZQT7V4inXNZ+gDjaXvV4Jg78RdIPBRG/uNp9vapbn1H1fovuU7CV2Rs9ybPja",
-	"V4orTR2SAtRvBMh3UPP45wa7680HM4313FlS5DkT+hh4yto2CHvMcvzCbCgtNc0q2Wnz0fxqPn69u9Yf",
-	"2Oj1dXr/o2Ao62Tfbsu1+v/Tqv8VNPJrmrq0zJ/OYjBrmXj16i0G/OKTbUuYtxIwzqRKuC5Qt/4TBHmg",
-	"n+ZqKDNGbJSpjC+RPs+M43JkcytCaoJ36LGUACKucVUtHpNxzVgylBiOK2ESgSVKGKsh7nEZg8/fA+JE",
-	"LgYZAFG4ToJ4khUDLlQMHazGbLEH4/eIX7AXCQ9Gbm+Nxg03Nk1Op1sYgwS/u0n2nekiczLmSgGJUVyT",
-	"i7EtAi6zic8UcW0QJSYZdecTPD2OBAL82iMqJ8HvcG/rf8Y2QQXg8QefJ0YFwvREAsAlFSDD9sxMqBqS",
-	"8JiNpZmJENqQMpbaIOGQm2efEppJMeiakVjEDYeOxQdDbQGZ/PUwmIV9aYU71jdzNCMBEGhmWWAQZKNN",
-	"jvjrBqBkOkI2AFNYYAHiYoNnmjcBFy398pCtw5SNJ1IzkUx/ZsgInOP+eS3T6e10cY9LszkOPk9YDuCA",
-	"b9k7XkbCgjD4B8smyjYuQwmNUXwpGdN8xDTRORMp5JZuUuEYpz3OpWYWtcimdQeSZsoOIqNc1C+NnQnZ",
-	"1FzCv1NztBloEAZnLBkKntCMUEGzqeIwmIdU8BOWKyloxjVyNqdmu/BLBmOe5CzhimFoh1ucBwg8ozPe",
-	"Z0pBPhugTAAUqp9zJlJgo9U55ThlMHhtngPUajbpFxnKKtzjaCVBBNxiYeOXgZIZFZAxyyfJeY54LvbL",
-	"MsJFJ7xpVIlgerPHNG3iEc1EItC0TxthUb2djf9iRsZJtYWD2LSXNQtOVZrWKhisFmcbRqZxLjeTIdXu",
-	"neAOOKjfzbeGQzuaXRX+y7IJzVo1FXzTmRY02ydXbzoLdoao925hDdV7Lb7WU0GeEbtmA7fvaANP+IEN",
-	"+9jX1d3agnqOoVS6+7L1srV12XZx+RVM2we2lG9h+N7PAMUpT2+MPXmCMfugazN0bYZeb4a2tm8+6Z3M",
-	"ezxNmcAzVjBc60r4UJwr2AE77RXudkynmaTpmZTvaT6w5+2u8mge/PWIpZyeWYi7nU7ntgM+YYX6zma6",
-	"Lb9wNtCcnV4G9sp8ZNkmNW+/Y7tRxR4sq0CqfE7Kp48Ric023YZIwT2QMm2SfZtV3pyguQJdkNCLo0jO",
-	"+mbq8OI7rW3y9uD9wdnBxfHJx7ODN2cHbxeZezi2O5p7/SOqk2HwcIGXSqNZTUe06/mNlaMpjlwd3x15",
-	"NqctnqElnWXwNswwyBUDvDsYSPM6RXM/tTLbz3ajWqkMaa1W1mrlQdXKzs1nfJD6nSwE3qK9glg/zgGg",
-	"B6pm32HLwPcU6m9tNc4yoR4uztCcMF3kNqaA4ZUZCe6gEWzZDoYHjDieYOd+iGGLSEjBICUe//ophn6a",
-	"L1/jJvkXzQpm/VcSO+el6VkrsBZDjRz25nzm+Y6i+4MU7KHF900++2JnfPUo+gN46quqjnmP/hOgb5t3",
-	"DSV5UtOsSoqigu62jXw7vI6gu9MJg2ICWFPdoA0K7D+gs+tbRwHu7fvfxuP/Rm77cke8Qm7y9vD0zceT",
-	"txdnH38++BB0g7/Z/1A63DFDci/Fv5LGn9HyB2f0RgUGx9S08NoieNoWwfaKevdIptAuE3xTK+K2NsF3",
-	"LcNYrtVvpxf3bek8JkGNdlxgEUwymjCFjVJW31tl78ozIPYO5sKeLYt1fS0jxiaY5IgEdLeoJoltI0QV",
-	"2HlRHwxNdEGzbOoaYiANEInYC63YctBBjWIFMEdIjVZIk8SiyLK44i42IxGjHOwSFIMxYgHaJEaZZqLJ",
-	"CDNPMdS2xosMEuyxeAh38o5pgxlt6LSbzMcIuuhFPheV6ODq0rveGLZSAPaOxpTvl/q19lD+ET49bKzU",
-	"z8c3UYKzfT3Xer9l9gtHtlaOa3f5r+Iuf5+o7XdS5SgVbhd43aIdEDn30PMLiy4q4geU4H5n37Uob8DZ",
-	"HYwp+o6TdrMV+paTSPS4MMK20SR2ijDSiH0ktmul2qDi+1P2O/uRcFet9JkYJY6lnCgzoa/iiOmhTFWX",
-	"xKdMpNbxjMmGw3eMv2iqRl/jLqHkjKqRMVCMyGeRiM/2T3++OD3bPzu4ePPx6Pj9wdnB2xihPio/vds/",
-	"fH/wNi6xqRDPFMjztYqExSuyodbQGiw017xPE21LDkqqCs0+40zgcbb8IRLlcYCAXu2jqpAocF0hRjH/",
-	"5oUgxYRoGQl9xRPmmsaPTz7+6/DtwcnF2eHRwcfzM0B+FB72EogHqBrVZ+GXjyc/H374KQ79pQfS6Esp",
-	"oNyDEsUEhtcjEdcISps5hIkOx2OzjzTLptig5ZudCNVEioTtkfgnps2biF3vkpnHRogvEHHwuRi4NxmJ",
-	"DVx0m2BeYn9fiKZnbCyFbkxouY58Sw3OroVE5ioSlDgSGjwC2bvcklg8C7F7i7gvYxWJhOb51PF8OaqQ",
-	"ktrCcVqEFrxK2UBZbP58MyzEKA6hxkUQSqzZaS9OtCSLlySRef092SXZwDIYP6HYAWReK6RMSGeHDGVh",
-	"5t7SmUUCRmSt5z1C4WA7V3ZvO9KyqyHPGK43Ra5kPjIPnTOaqoVj8dhtVNsNYouiOy1iB9BoEiNTWs1t",
-	"MsZd6zldtszCMhPuP8O7iq19b0aptgZMx3MA/dpeEYUE2YhHHK6UySuWJ9Q8l9ntKoxE3OeCZrFr24Op",
-	"sJsXzaoGSJR9t/cA+dtYrZ/1YWpEiiZjqTRpd16SSc6Fpr16E6NxKkAkVJNaliVOGreBdqgFgvbXdXjQ",
-	"DtQRq5ucrImElQ8hcaEoFbpWahUCB4ay2LUCq1STKUnoxFzP7CcjIOFh9qpcj1W4iTEdgcOEoia30V6u",
-	"mwQKvc0oIzGhuQZGhhRTRPA5RDJwih2McGQD3o+mIyZcPDihWWZmBKB1AbDUVuS7wjAzTGJHieVaTbJf",
-	"Y/vhRnpEAia/s/t84eSTDZYpRuLN7c7zVidu+MXNU1yURgYYDQLeIPz0zCyXze1Oq9WO8dWDSvb9dtCg",
-	"W3azhdYtTTm1WFFWNIOvq/gfDIhfPMdfpa1T1fRWlYoK1x9z0XMoX4uE3a+qKtmwn9UvfbhGp9XqwiO/",
-	"aLVismEezxzfMIsdJsJ9S4n1J42chV/aMdkoBCCC293of+rEZKNHU3jrdKxC0qMpvl08ogUnw+Saa/eN",
-	"led/2jEbpWSyl5GggrDPXCE5IlUjf+guDA4VollQ/odXoL8jEe939jf/hc17sQ0j6CEVxtKA2W81t/2o",
-	"t2Oywa1p1XCBAbhcy8J2OSxk88jg+9PMWBV0jIWe6NQ3zfo2WicGRXrx4ePZxbuP5x/e2osIHEbZTok7",
-	"NhLxiZGG7w+PDs8uDv7nzcHB2wN7DnS31LdnSOzlzz/s/2v/8P3+6/cHRjHERx/fHry/ODg5+XgSNxZW",
-	"J9Is2+/s3zq2sN/ZtzN59/CCa+MxygZq2aohKPgyDCBQ44h1OmFgLpFPEuNIN1vI3zmUae0UXGbunMCs",
-	"ketoFLBijIm0PoSK+Tc7jPY1w6ifVg7FZ87t5HwGPIlA53yyudOp8WR1g1f9dtJJt9nmTm+Xbu4kz9PN",
-	"l+xFf7NF271Osp3usN0+Xt02VSDFffCLEUypJFNZELP1R4T2jIiGFYM9BzaR83d8axISGCcf3x9cnJ8e",
-	"nJi5uEX9XGf/v5UUJ5PksaI3cIZwjt+iFWJJl53k0TOLxvOTJoAPisLGIo+Yefsv255k/mkOpBxkjE64",
-	"AqwC/NjMJ0kT5Pih6EvgJjS+edANaIduOq+iKfNBUKfWNUM5XGn9lcQHAdhBXkTAOypLLs5qErLp8Djm",
-	"NgUADc1tqcrC9FJ/hYVd4aGyl3Q2LK489wkeFezXMjzmPs6tU+DOxoRiZgwPo9THRMuUTpvB10/msRdv",
-	"Emu9uITZU91G4W3e/ipPMlaD8iKvKsN/PngxfHmHKa4PGnTHrUbtYqU3HVgFvQXD2S3yGZ+kBsC2KGXd",
-	"bu52tv+NAupOEgplEG4O9llvgee3iX5BHQ4ZvEDyJXJ7IQq6kdkNURBGAU8js08iuzGioPslglnAv+Dn",
-	"6KZpgSuVJjucge8dfsEpwwtibMEcMe9RwsF+2nCYC3P9rX9HMHPGJr3909Wd1vKJDx/iWd3F67eyByI9",
-	"tTnMSJSZr2DJR2bNR/BG4ec3NBtHwE0bBQAjYS6ENQ1R4H1m991fYkrspp+bFSgkqE8KKOy7zkk1+PDA",
-	"M3LjhvByZKUtgbLEbYngFtIEAbJQZizIsOwvCBxt2JiRzNHlakBA0NnxysWnfAhjPjplbJy5666bMtd5",
-	"mAfPw/ylciP7ncp23aiYxyFZFDkOiXU5GpVEynFZibc0l7LVvGJZtgkOCh6wmdA8bTpfZykmUBW6CxMn",
-	"5rzFyZJG6IKXZaIjApcIApnzyY4uiY0CiUNEGbB3jskGFiT0uIwh7KNGPMsUBGHiZEh1TOAbG/6XggF0",
-	"RNkZiyjVjRCjjaV4S+iE9njGtY2BIdYccVB4BEHogKS1DnfXQGyjaoTPv7Xzk/chib/0qGIXRZ59XQxq",
-	"1ozEez5ilkPDQe8QrolgzOZI7M32lgVkINy309oh82EcO++1LBJCOuXpM0UsWJRn3QbCrFogCuWFD+u5",
-	"FxgJqkaqS+J2sxWTDcBVMkuh3Wx50DLFRNqoJWHgV5qnkdiI/YaDbdCnCVMxAJW4fEN1IkElVXNvGPJq",
-	"Nbcbe0RIP0qZk7jV3I7D2m1bzW27OuMizyD0NMlZn+U5S89yKpQZiFls7g7u6RshuRryZAjjUp4g3ay8",
-	"RaPXUnbxRhY5OVekz3QytJgveerj0hjudnML7b3l1JE+4MtzSLHYy5sz8qV4VJ19bF6j0O16z2DZvQIi",
-	"l+26Z19ZTOYJq06933UWyHRSqOEHqXnfXr9swvQ71YdtbMv2oZgU+kimWDgDrhNUBAclYMjHQl93TFWu",
-	"XdN9fF1NjZUSJxhaGnswEbUMQTMDKPxfP339irWwNwBuDrWemL9PawfeCYqzfkQNXxOBAm3AEeTqAhig",
-	"M5pZUNu5mWi6Th0o2PUz9gY/OZ2E1bzw2PM7CG7oZv01ZtSDbmAEwcnxGwS+re5PxLirwejdp2sVagu+",
-	"hrcdAiLqPeQQPlVR/OoeQudld/d5s/Py5b9nm4mpmK6AqVOTFOZZbzj4PRvQZFo55dO1tVtGxnllD8rd",
-	"5Ze88HYqB7ocQK5v1GT0mOpkyBQBtAg7ksban1j7Ez9SAXNn38KsWI29yGS/ezHzYmPfpdSXmvXnEH5H",
-	"bGNVy9ETwCumJKfC+BpghQ9lkWdTksssKyaqSV4XyYhpFQkoWsj4QCBX6fnZG1uYIXOS0qnCGoE+z5Um",
-	"ANnMhSKxuWZcFpJAWYH9ScsYbSS0kXtwI9IDWmFREuuEDjFGMGXLdv5guVR7BNp0FEngKRBjFy+igAID",
-	"Uu0vYGzmqf1gt58/j4T71vzb9Il6FTv+XBRTPGVqzyZVy9+gQKXIhbKQM0ykWMdBPfqMB3XZ2G1tm5vu",
-	"tjoNdIig6idnOp82I+FCxAAOiFizXJCx2jMeTsKE5hlTkJK3cEFYazXI6RgrXiJhH5kMcnlFelPSaf2H",
-	"hR62GDRmzrgg7dZ/uJfPPtNEYzn6df1o+35p3YAieKpp7ik97WJyfP97ZQWPrSkwL34VfDnzwLU42Qrc",
-	"/wsA7g5EunRoQl6tMhItH2AcuJHIFU/1cI/EZkpWmgZwFS6hy2vFkKF7bYfuzAcE1YOXsri9z7V1u7t2",
-	"A/OMYEnnnLmGM6XPVRp04fDn7VchpksRcW7sW+6eh8Fkt+V2xxm03r3Y2W1uQ24n19cPQcsRE+pcsTTo",
-	"vgJkW8tTrYLuNia/qsPotJ6Xw2hVh9FZMIx260Wn+XzxONrLx7E9M46WeSdazl1gu34BTRFyJ6k3KXbC",
-	"mWd42dmtTSU3HtQZ3N/OgcOuOqWXDDO45XO+DAMJ/pQ7Y9vCFFee+0tALwdB92W709yBafFvZPJqN+i2",
-	"d3d2ms+/1h+63Zmdffx0UA4UkJ+CbuceAINuvd/Uh5Az45msbc61zfmD2Jxoa1bVtDM46z3ND250lqSD",
-	"aqVo8iSj2mhNUjkx9IFc/ysXEByLbaQxRnx/V6TME0ryQgBNgKNhdAWwCDyomyS2MdTYkroAPKGtl+Op",
-	"MajAlMTAW3lnLTM8f7/8Tkh320gMKeAD55qlZMqgADN2zyIGsS00Lg1rrmwbHtmQOeHCUnk0sNYZWqPh",
-	"ZJbGZZEyV8T1by1DdX5TmfiHUumWrOfXL0GFNABCPi9a7c72zu7zFy8DFNTOHsIg0cWQZROWX/Sk9izL",
-	"l8ZunFfPO51uu9Xc2X3+77LIRB0Ky4lqP38sdNBtt8PAvQJzK5YxY+0GlYIlY1JwkbDrYQZc5YefaYiL",
-	"VO/dmrl1q3bnEmXQ39ghTiY5g6VkvA8uyCzeQ5e4fvX940Pbs36rITsiJtx+d9OK5Uq5CXv3DEs73bpa",
-	"68e1fvxB9CMg9dZFZkVB+m8fQz1q9llvTnJ2ydnVYzS2QblgNT8p2GcNUQlyJYssxS4nKPaXKcts7Qcv",
-	"W7wi0St45nlaFB0bKZAylxE0lwp9XiuhWeYSeHhBSNS5n69yrhE2GKv/uxWkHTVVmo3JJJfjicZIkO8X",
-	"28hlxhSJjW6xZE3wPHHDNSqgzwI/lZC7ybAQIxWJnAHhQooHYx+J7PdZbrvqMdihNB8DVRF6JmRjp9Jy",
-	"EQmK3zeM7odeEEeFVCijlRdp4mN8r2/wNQf3aHSvFX/ylBwSzbIMikCx/POkUPrvVvvCvc0fmzud1Rve",
-	"bSnBt2h291Pt3Mgdo96r9bO2ANQ8RBC6p/8HB9Vsf6Oub9T+yLJM/h/YCVU0n0+lQwsXBntlzMbX14Xa",
-	"ax4qkjGagyVpJhiLU3GhBt3gf83s54zsp7TZBB5As7LgNtYAgltPLxSjeTI0ihvYnYJuAHuKi3sqbjNM",
-	"u8ZWUNzm6LXSXivtB1baf6m6LLvbSCnSnaHgYcCWFFvNBOZupAhy+noGMxQVK1DhJUzobOr8R0yobGjO",
-	"VJUgiKeosKQcG7/RuMLVKxrdy6ATdsLoSKFnvUco9GVHQtMMWmGd/qZ4oSH0RyMZzMzlXN844lot904r",
-	"c3FbowqISJblrivHuR29kNOnNq3msbHQB0wf6ElXEzliZMM8r/kd2R4by4LvVu3eQnb7ux+mS4mHbDNd",
-	"Ob2Qn+AK3sKyoZjfHn4o9fmCHBOMxDnCS9mgnKN8l/Ecu5NXGxUsvrIfc0P2CeNQMKd4yhou2whdpzB4",
-	"s4VDwgdC5lgGqGxAZdGT/F57hDq3PNBKuc/t+STPp0eIwTja51UggbAwR4rL682eERepXUEBxmmsVFsx",
-	"UvMGo0LGmKsESOiEG9MXl6UPCm32MynzwOZHbkaDdOyXv2B/sy0q4QlUmLw+e4OdBH9/QoRG1ZV8G16j",
-	"2qJeG2xrg+0Hi7LUVP+3S0SUl9/6ktSU3rVw7u9kPmCOtrGqiz2prTX8EPDDmW0Z7zPNx8yiQQBoQ1zD",
-	"i41DEs/jysYNixxkczVEaTrdAxQVDN047QZFdlSjQSZzp5KptuaLBhQLSgS7qmN0NMkHqCynEI0B5Ifl",
-	"UPHVsT1cImE1beQm1mKnG73yILJ4RSz22svmigykYGtpvJbG3wNfrrp8n4Qst/jqM+JhuTBf6Ox+FIvc",
-	"mzouUEXCYlkdUo5TpdHx5RrK2OcK0x5FcD2izY3O9I1Wd6tTqfqpW907C4zuFW3rhUHje8vZ2wjYtWBd",
-	"C9b7m7lPTkz+xPTqMvKOBu/NgbB6iOeY6uHdzOStshDwmlqe6knPSvM4rJRKh0RmKVPaBi0LkTGlIhED",
-	"muB/ArF03Zr2TEmASGjhxGKHaBM7BKwJzTWnmUNjhKLZEowS2NqoSFiWsdSYzEkBac35amwPa8Zt0fYq",
-	"gUwfAP7W8cyYqiQmG9UpbXwPXm76sLTcZahrKdjMrD6lQbg4cwhBo7G8ZDbVbflCMGJ0E7rLdWryFoPr",
-	"zWAw1etyW69manHbQF2/hDlktgh3tga33dneae7O1Njutr6GS5KnR1JpG2/OqWYkZQlXVi3fBH1jQ4Dz",
-	"k3PPQFznUQJxdpfeJh7nHfy1jbK2UX48GwXCck55AWRdTYU/dZOFAS33UoukyuhVBfheTJuOAbQqIySh",
-	"ScIm0NemsPYWmqY8TwZScLhmNMTH8fRgtt64ZAkbsQnAZ85SW8WWAhJZQBzmQypZnb7d5yH3IhFzwBBG",
-	"9CHzl2fVMh9KkhDAGQYiq7jSRIcVqJaUBIpYMtbXRBa6u5CXzNZIxXanAYQv1FYfvTmOhEXXhc6/nvKU",
-	"5UN6yYiWpMeIYhrxcC08MxWEj6HLwjwJPlVMaJrezKOeyqRA/Gkw+moBBMevbgnWLIu7Q3GovVe8vVpG",
-	"jI5s70uoTRaV2Ekz+pkbd2Evjcd0UzFzCc1SaFZErXItRbxRNuzzJANoSAuDsLjrC+auZsZZy+l6pYgP",
-	"eGhP/xoGY/rZat5tn8AEZn4kUkE6MczGfn8KuUdhcf+0pmp7VKq2r/ekUoMVe2NUqSbQ1zbb2mb7QdKn",
-	"uPwfg/xsoV1VEY8rNG4tUM8hEezKRySaC+MnP/ubPHLQ5BGiEr2phtbfnZetMMBKc1CdK7KbQnpgJK5P",
-	"DrgOd/p7c5w+odIW/95u40f7lbEWymuhfH+h7Nfg0/Gi/ZDIW7fWaxXCY5lP70tTubDLZz+Fgg5gl5A5",
-	"OaL5KJVXwm85457oReK6SQ6hmi4pdCS40NL2zEAcABpL2mGr1apyj0hBzNgGOZ0MSc9MPDV+zJ6F7YgE",
-	"+IXQYYQkfubmu+66tnY5Y5e0HJZL8A4kMWPAahdsBCorit2zPFNAY9EksXlcS5hiyWrMWM3/kQDpTDag",
-	"zNPrHSBrUaQnU86UHVmHHPHXjRIIpm3OrvmYZLdFjl5DBzL6/Bs7rW1y+OH0/N27wzeHBx/OLv55/vFs",
-	"n/TYVIq00YzEShU26I7eXQUepmw8kZqJZPozm96PSLOuaHxc+P8i7xhTABqZ0xQQZpQmrWb7P5rB7ZUF",
-	"PvCtGozad/Qrv71uvrcqdSLjJgfHBpXcEl0r07Uy/R4lSYvVb2sF9VuXW4fiXLHv2EjUue2AT1ih2HfG",
-	"80jTBbbGIlPjetdu64v/84YqWKz3gq4fZ1K4+lcUr4uqSpfUlFY13gMWlF4vr+8snw9vLBT1M7IuEl1L",
-	"5Ccnkb9zhehqYuo+mUTIikyoHpY2WUWqBbM25pImruc7N/ZwLZSlZXP5zcITU2/YE+5qXaFYP8biCctf",
-	"6B21zSueMsCzbKwkXrFV4RwrX2Ym9NqmxeUzdKvOwQcLsqUPUPF/ZF/MCtX+/5BXZEzFtISRuGI5I3YU",
-	"a3G+FuffQ5yjcHwSshwFC7GSZYH0vjE/UGa7q0mBPcsX/btF/nVxnE4L/o1ENVAER/XKqtGN3pSwcY+l",
-	"KRcDRa6GZs9WglxAq45lnUPEqhmHBHhze1PSL7JsE8JlORUjZG73UtixPVAdCfNdZfxEimxaEpbMiOll",
-	"ZaJOFn2D0tBv0px+QsXIzKJ9PQnDQJ7tqCZcKM0ooOn2piSlmjXv0FP95Juq69XRNzZ7fA5uF3+6EaTG",
-	"g8nMFHMeA7eJImooc+2IUJqPUaL5cAkllCW3q8rEPbVWz2v1fP9k0hNStrYe02uMb5A+OtUyh+BO3TcB",
-	"udL1bsozhV0FXk9yRQb8kokwEqBXS21YTadA/sjrz3oWJRLXpFHILbIodnK+ZwrlOumLwbI5NLH7wbWZ",
-	"J/52KZXbqcbH0XPQ0/hw83wPTbVikgb301pFrVXUE/Eg1/mZb6HCbaG5V0qrpWWcjtz6gmJjxZSMFMzJ",
-	"mdVzMH5oD5iAuUGQP2IGxpot6/zLWtyuA3aV5MtyAfTACRcnsB4/21I2oD+4EwQNIraIzlWkGXsyn20h",
-	"e6awo7xZts25KrVIAEB2jGh3MTDSgm/ksbOd9xQSNaT5DACKQ+mNxC8QGI0s9WkUuJ72sp2dm8HOEbJb",
-	"0nak7sqmkcj4iJH4+OPpGVk+n1t4VrzIwaqQT383/wpeOBcnUo6XbQx35AyO9SGe9NWRyLL0lhc4dad9",
-	"fSpI2nAGrIHVH8UcfIcHmGRVTwd9ry1YZ5s4nbPDSqFpabVR4cy+NWd8DYM+5dnqLwfPfYfnrP5gQDuC",
-	"5wbXEZm6HU42/vv044cGbGPqthYGQeyOASjKvFgbHX9Wo6PT6qyw9VZbXifFtaBHKNN7NBkNcmMiWJkO",
-	"qwvxOoiaimSYSyGLEvbqinLN0kjoK54wAhTvby+OTz7+6/DtwcnF2eHRwcfzMyBu4FqRvBAYsjsphGt8",
-	"HUjwE5qRiN9LfLIYiqiVJy6orF13yOKMHly/QmlcKpO8EGrrS16Iw/Rrs5bYmeM8XO+PH8soPxSXNOPe",
-	"THhihvmtIyBHDlhN9DOe6HX04ybnw5y1wlCPZMqqp6wwpWC3nwt6SXlGexmbcXSMcUpK63RVMP4Zu/dR",
-	"3Alj7PdkOiVUkeow9yo2PM1zfsmUOWTOkldNckCTYSTQrucAWxHztEuiotXaTgT8w2KSccHIRjsknZBs",
-	"h6TZbBIuCKA7NZA8L06ppu48o9LsqcY7EOjkUNLLqBjBxRB7C6ss4Oaho+SlYoosOCEw2wG8YIz0PuVT",
-	"PVOeJ/kwjfdIDGfE9qkshFc/pwPssMFkUySsV2NHTjawNERLmV0kNMss7Q98zpkqMu2viDhfUmYqEnkh",
-	"kBNIOBfIzoAULLYXrbYc8dRCbyAwU4PIPBJI5GyvT8AvBP8NFkuT7JO4SybA55fIsSv9dW8un5L2biQU",
-	"S6Q5EVn7jA7nYtAk7xBhTJG+kUhuXsure+DenEVC5ikXNJ8SY4USGBTxW6MJbTl+KVXAQiZmtUnhIIst",
-	"fxWAUQCYAqKcgFFAr+g0Ev5cpeUECCC4NopeES3BqGAidakVm9kAzqYmObuS2AOmIjFibALAKD0qzHSn",
-	"dmSATOwIGc3jXrK8C28FxiGkG9aQqkj0ZZbJK5ZaJipWgrNpPmay0GQjXmIDxQ3EHZGCRQJYr90KmVCl",
-	"yA454q9D2+0GMDAWDs58BkuInDBVjAH2DVffTwdnkbhGfHzx6/yrc6Fxmb6nSm+Ct7F5+DYOI4Gs3GLq",
-	"qCL33FzbOxkHfeVb4bAXe+swiifhr1tI09u522/xpG/rbP8F3Fqrb66NGck+wYvA9Yjs/caSdbf22nJf",
-	"W+4/tuX+sGZ4SHyk9Q4G+byau4dxfnPh7JFH77y2OmqifPjPmzXaEtEozbPM2zcbFdOXAGScioQ1lK20",
-	"HdBLY2KAbY4BGmDgqlBXm9O6dePHmMCRMKZoSK7Mna+Mz0B5zSYDS6IOglvyW7rEANhqlirJmsU4LkDK",
-	"Sv0FHAQvVNY4xh17J2vnR6Kf0UHXoeoCs2d1dmiWM5pOjZU8gV4KkgypGKCxOUQi0DQSrninHDqAecV7",
-	"oKyMGe0MNX8kJkMAUa5J9p3zgDafm0hjYE1YSjaSnKohSxtkBtXXPBT+QRXJoOB8w1i7Ls5r5+j07ORg",
-	"/+ji/cfTs9ga4TBhjqljZvCRgMEtrFWDpyiNs4dJvq+MQHuF9qAZZZmCvxuiqoNRts9yU4LeZ6z8O5E5",
-	"GdIUp7+xVy66xQuNmHW2NkTWef3vk9eHNf4kEvtGFzkZe1/1Wro6S9t3rPsMoLAz6m+BoiPzei4S3MhJ",
-	"wPw02xpiMXXnGBMRNmZThsYyfslIITTPrA5FVSVzUovOhGTWs26SXyxb5eyNIMxkyaZRxHPM89EpS/E6",
-	"9gkAwFVgGAZAWwnVJGNUabIbiTEXBTTD+8fCIYMw2ytT/TZwlyrHlY0hNRtGisR+mVFcSW/N3Kmiyrkg",
-	"z1vEMSCK+hQhp1zK6ppskX7C8Id1JG9APTXLg6euVBwIWfBuEHXCgE7OEsYv3ZzgTPsAF0weL9HpUYiU",
-	"NSW1l1dLJ3kdGLQ7MExtNkzQDf7fX1ubrz59aYevvv7fwV0ahm4MBOQwQ7f050/sSQ/q0OP4nim3R3E+",
-	"a5NW21NKw5ZaK9G1En2IdpmnoxJtzNYpqMVaMfw2LuRC5WscupVANM2Bq6BmwuBOim9CnXzDgSeFOAUE",
-	"8nc80yxf9RTo6KicsoT7GFxhx3k8Sxe1qJ90piXzOsLeh+kmXbku5DatjYvXwVpqr6X2j8ICixD8VoQ5",
-	"cQ0fHxzHuFqVdK0UzguBrgOJryjXDpLAh7+GLEutQ2Jlk/m2zwXNMGlss07qgiKnA9R14bWIywZPqFIs",
-	"tYYZ90TW5mLgQ0WCL0QR+IkZgX+TTX5q76IlJJx9CtVcXkvI4ppvJBGMpZCqnUxyeUmzZfLUXGVWivJx",
-	"MUbOoTEX+KGs3+ZCs4ER6o8tT2+MOBVrTsG10HwAoXlSPB0qQRQBDyUvVzLVriffqQrXLSdM1KNmbKpj",
-	"WpaxecsSnnrALS1lBvkTQsmckAbZiCkcI+yUkZkh4SISUhi3Gd5gk+w7WclSvBSYpphwofkAwYIt4yD0",
-	"xEdiA+IdCRcDLDiSKcueqYbFoCkLkfD7PUJJygR31+eQI4F6Jp/BgUMJsJHHX6IAYjxR0CVRgGdGQUii",
-	"IGdUSYHfY8UXfgNK6pmQxH6EYT7DSrAo+OqDeFhchckfUBzwTFhB3MUYWj0nlBciJLFNgFmt93vBCpbG",
-	"tvqJ63JyjaOWSQ3hrzFXiotBSAoxEvLKDJEISTIpBix3NVMkNhNi8QZ2Wi0i6JiLAbAoIUudivdqbwFz",
-	"TzmDkiYqbCEDDAweGiY/ErF9oy7dFFauTsqL/8o/NcuLN8k+zIq5tFklcwuqS3Zar0h8cv7h4sPHs4tf",
-	"9g/PDj/8FC+mWDfLdN9vm9sW26zInWKv/+DtKA+pq0MykGba10zAa639fbI8s3p+lWoTPOcXlFPfsdbk",
-	"e8EQo/w0cvUtE1NyZhTtG5plC7y6m82Hb1DtsYrtsF8qL6PIFtoLPZbIMVNGM9k8eEyoJlIkbI9QoxSs",
-	"MoR8l4L6EaP+atUcrqC2ehGbyynLh0M8D5PjNvljU+OzbMcbFXd1TKeRQKtG0WmpnBvGksF6Bau5l5cp",
-	"oLG59uHW2mCtDVbVBu+44Gr4vdFHsFZqobN4sxheoSogL0Ql77iodSX0zRc2821rBYxQMpcP53Lzua28",
-	"twSnWP1mbwEJeKhByAsRiTFNAcPT0aRuVKsPfZlCSJD/UeaEC3Rbys7LkLwBolesSzNWfkiO3hyHZL+z",
-	"/0yRuNLzHjdsiUGtks/7NVwRVBc2ppfxSxZijwyiUYH3aWclEr6ggczVMzjPota44LwYmIINGolJRnVf",
-	"5uNnCvwZ30WBFQHykuWk3SK+QmEgG65CLQT9BDFGLCOs9sWg4zfJpo1qhQV8DX83bHK/V/BM226GapnW",
-	"YkVi0983By7/msUEd+0qeNC+gMpeXivbtbL9cQKmuO5RaTytqKnZnmlhhcCNVQH+aExIySyt4Gf3uRG/",
-	"UrBN2e8rIw6nAF/NUrIRC/ZZnxRiX8dEFFnWsNmrCq79fG3BqR/bn4+R81YQlVQHXTMri8Eq26/O2s+7",
-	"rU633W52Wi//DZiW8Gpa5CX5G/kbaW/uBnN0yoCDppKhvXW/1dtJnqcvWavfGewMn//2cjQOwsDoN1yx",
-	"dgTmC3hRVbjM1lnrhYXL3Gl3/h34w+AJ88LS3ejfd69eTF/RdrLNdgcvfns1botJqfiOJAJhpnxgdn4Y",
-	"+EVRvdd2ea9Wq2XuhQBGboCa5nadJkOKU7zZbrXane2d3ecvXr5qmdViLZOgG2iWsUFOAXbHwnWewr7k",
-	"f2AVY5JPJ5CGvFI1pZ9S6ADu80tGekWWMU0mklvVpPmY/YGk2AdFLids6zXLM242t6e7v/4VehRQt6ee",
-	"EAK223i3KRTxomGtudea+0eqD6lqIae4y+8eAwL7uNAVhDciBXTLy2TUJca7osmQpAWDHnSz82KjDWKy",
-	"kTOaYh7ISae4YR2zBPgsYuorSQYVL0Y59lKqCO9HomQASlmfFpkmsdvccQM6ZcC7Ng6nqKDLQT+vcRpl",
-	"PxKIk1w5MfQcbdX+G2MwgEdMda2mbs+lxVDYV6HmaKYkpgCB54FqcmYlPDH6AALAXCUyxwYvwbJI6GEu",
-	"i8GwhprXk7pJDiqwDOVMQtc81THZgPToTqsVCZeKgyMae/h7xpmyHj3pF7rIWeh5QyiZMpoTajadcafN",
-	"OzEjobqER2CfzQKzF/gDBmHetdE8G+htymSkyG/FeEL6Mr+iedqIhLGzgGfWHCIAIRBcbOIvvlf64kM6",
-	"mRj3HwGb4NRImAVRY5ktpXcJih6WphxcCc07qnjKluOlYxb6C/m9kJqGpFAsJV/j2+Gnu831XRHUF1pY",
-	"y+yYp22S3FrtP1Eg9ydqJde+KM3UW9m8rb+szXtfE/VG8Ht7XIiiySggEJlOga6t1bW1+qdAk1gj4T8Q",
-	"En7FvFhkzl8fJdv64v5cERFfV2TQnjWQuSaQN3JQmKtD5VfG/qDslnPkKJ26NlpFS95blK/AjlmV6GuI",
-	"/bUE/54S3C3bpwSyf4NsW0KO+VFUdlWVb2uZ0QQe8lBewS9gOBp/84qJBU2CPzH94FJrHVxfB9efqqOx",
-	"VkdrdXT/8PeTUi4/MX2zZnm0FPapN7hthkwnw3kddgINLsxVeI17LFdkkjMMVWOEFRCQNzTUNMk+mfEH",
-	"9iJBxZRIPcR2kkoDBteNPRIbCRmTJGM0VyQ2YjcOffwb0cNcvLpJTpnGhhGqYxvBz6WohCNk7sLN8KuN",
-	"tYaRUFdcJ0OEwyfVvDn0nY8nhWYpoo1Z9ge4SojR/WrwH6unUG/FFu2si/VjQl6FREkCvyJUmhtZJPDa",
-	"GGUWNjJups9cWIHzwpUC2F2eMZJyBXdokiM6gkthhNpXAoDVgNdMZCG0Ilpe0RzbiCBOvDScvGrc+By0",
-	"Qs3MuGPY16t5aMO5tZLAgTwW2cpTMYFgbv5sNhDe/M9v7XTaZ61X3Xanu2NMuOff2dqp4E7hYNfmz9r8",
-	"eTLe+F+qAwp1z93CmxMm0qUFgL8Mba65SkfFmbFGyuy1LVUi52dvQNwBkYEUehhag8IcqhXpFSk0DW/E",
-	"Ci0k1cSv4j0SZ2ZRnqsUawTBvIlEIRTTDRuKAIsHKiCuuEjlFTEWnlaOJWIAdAYU8ekiYZRljyr2DFoD",
-	"rES2tkHoMABda7aDvEuGLBkpY8bgwIgdPtR6T4kqxjgABwcqr0S9mUqFhCpjTNJsqnmiSCqb5ITRlKhE",
-	"TtgSSA2wiE/hRTxYcJeC9eNmNejuwpWZVnWN0jlrtepBAbMg8JRWc6fT3v4aBvAy65ezKnX2ip3NVvua",
-	"K7Y7zdbLF23jMrD8XLH8LeXZzEBbzd27V6+VM3mTFvNlrebgteb602quH7oIDfGJnGRwMv1NpVrqEZCK",
-	"gMHm2pJwOKKmFiBErItckCtZZCmR/b41DQEsogvyH1tXIzGkIs2Mj76B3yjbaxTbH2JLMjTUemIcWfOv",
-	"Iucn75FRx1HsgCQ+enNs+76giMsrlnEyaeL3KoZKdOPPXpEN4y0YZx0RKfAIxJ64uMDvzNUtL1FoKX2G",
-	"jMT/xTL+B5Vqa5IVAy42x8kkRryl/4JJSGs/4N8I7A2eU8OjZ0Dr0ia3TEEh6U2hwoxBoZiZQZg75YvJ",
-	"nu+Qjd4U0GktmRI2pUGwQpEhoNvGcBJLHYYEcjZVZ8dMqRqx1ExDpUYsoUJITXpAfESNsWCO5A66Vdl+",
-	"XovVgT/1+WeWkiuZp8q8WGBS4hAwiESSs5QJzWkWEpqmOVOKIFuQzC5Z3vClgLiGjLrOWF8TWejQNulF",
-	"AqaBa8WyPskYvcTQztgc1CRgkjj2EA97zhXy/5gpoMJDg8jc480jBK05Bwh4SJ9yu4jN8uBisOevCojy",
-	"gJHb2X1eGemITbQ5CnrpcM1yMSk0QfVjBgE3eL5DfuavI4HgKcS+GyyDhFWL5oiCPCasyOqM75HKjjPG",
-	"RM6AKUhL0jbXXWREeDjGM9i8D2VF4IhApuAKQGxDwRLLC1BZYDnrQ8lfne3JqH/43fjQOU1GLIdQXtkt",
-	"URcv76UckWICkzxixrriCSu9/AHTF+4rO60uLVOVgV+CifGmc81xAtR03JPZYgrIMkjzqzvuk2+zQ8gW",
-	"8KmhqjXoBiizFsBFnjKaJ1homspElYM2ny4uFPx8u3EjDNrCYc8P0E2zvbkf8DiZoKi/h0kFy2pVkwo2",
-	"zNqkWgcDfqRWACdYnREG2+L+1lcypHorKfu/QQYs7Aw4o9kICt+psDX8XJCPEyb2D5+puT5yooZ0wlQI",
-	"CgiUKrO7F4L/VEztueT07c9GTUIB/fmhMQhIYTST7gJKFTRqx1+MK31R5FmJz2W+MUaZZR+BFvgRm7qf",
-	"R2zaJDFYf8aei4T2vdX+AaxXbhxno3QJTSBLQDbinw7OyBac7Mw3uMC4sUeowDSNPdicNrDUhzutHXvL",
-	"CyH1BVAbxpVRCBxFHTbMnp16HkMI20IjRFzSMypbcX/lvnIYnXjcBliCivaZnl5wsID6nOVxgygG4Qbq",
-	"MTZdi0W3ZkBjQ0QkajT8FpyNavNG/IAtOX84S+jp+iZcC0ehIGVTMu/Y6MczRRjNM85y9yxo3fCBMGOw",
-	"pP+ygDaPxefZp8ZmCaW40lTouHY5nOpyrHYM7DMmo+pNIELWWkDIhrEqIWEUCRtkchNVhlbMJRWQYjoK",
-	"iKYn+In97ESiOj1Ax+AmKJVMNfxrdzeQVwKdltDsiZwmGszM1NmBk0k27ZJYTZVmY8i6pQx3lp0RsA7d",
-	"VJgNKDbNHBBrfgGKjm2iVcbiAhC5PmdZqkIkFlV4IYxN4WrHtKbZMX7L29eCk02ThE0gO2jsa/smK8RJ",
-	"zxSJ0U/ZtL/GBBWBJeAGGWF/8klUdBHwhV2h3Y3gf2bqnL3uBhKJlCUZza213nXPEjr21KHkCYvJhl0L",
-	"PIcm4pzE/UKgIwjT6T4h3WoIAENGQmQXnoRVxaU/5ebQDToSG7FmYzCPi5zh7ScXE/PHmH6+QEwM96kU",
-	"vf6HSMSYPE7YxYQJmumpOboPjymSafVLSL4qLeHqipmFF4k4kwOuL3qcwm0yOZjksqfcSKqf0armYnDB",
-	"+n2ZYxb3kuU9qbiexo0QmF3ppmJmErRxIrjwbx7cwSY5dCSpxjdGD7ImGLqeCiQSQ2523TQs91FIrlhv",
-	"KOUIdxQE4lRlB7oYqIVctLukJnjgHO/ZJVJgRDiZkoROzGjaLdxnKDKjAH2yKHCYUXWpPI/jAn1lsVFR",
-	"zfKFNZNhIUax44fsVqhNnEcapyzTtJlL6EKDB4BIBYR+7Y92W8YlFXBYZu983Bj61gB5pQ/YOhf45uI9",
-	"m4jHJ7qQ6LQ1LX7MRQHQLSC584IRSmDMlveMjSd6SmLcF3bPWw0BZyEFLe4zq6xR3nG9B+JVOEblX99+",
-	"/HDwKV6JEthhQEdihhJ4H1ziIq8m9qpkwBgaAFJbe9sq+OeXZrP59aujejGPIiSJ3cDMy8fHakKfstts",
-	"TqeZZWtEFH59rox42sARz1DPuYKEIhchilql2UR5xB4g8crleKL9PbA8Y36nu2SBv8Uz5fMIxvpjacmh",
-	"c0WnYSR6Ug9JC18512ZZQBKISJFNwWXVNGuSmCNIKCzYZDzJNv27jYTbuzzFyEr8P5vWWAX8IZTJjSYB",
-	"QxQVs5P4xg4j1SknkSNdQ8hV4xPiX4lM7V9geUYB+Uq+xiXa6/4xXE8BZ0KNwxlHN6Yj5no6N2J0JWMS",
-	"SyP6uBW+JZSqMTJgcwAEkX8VoXHktbT9h0vIkvfIhCpLBW1MTRfQ2TW2HEqCCwsDtAUAckb8prDCbYWO",
-	"x34FDsNI2NJ61xRb4VAm12NOxaHdcpHwZzWbTceo3HDISBp5D0sg2QnLlTTr14G1EinMNVSJ+avQPn1F",
-	"Yo5Mpxd2qisP54CLL1xIIva9p1yTDVqlTqzYhlUqQGDMdhMgRcJAKfOUQR+qs2ZtTyeKkjqjBekVakoK",
-	"kaIAKAV+nDMjZmMzCKrZYHrjA8GeK698Ya48+9JcCvGKXtMUanyb0rUJ7sMFDVhc5o9LmhWswlqIrpu/",
-	"EiY+U0mmsiB6yMWI0J4xHqv5TiCq1H+HQlpAbjKGJUS3wEhapT4HHE1HU7rCsM5YZmxLQslvcgQFF3e+",
-	"tbuxi0PVNRggmlSVmI8awZ3whhftzjYGDVaka6y9yMcslbI6FWavprAhiCYngM+Vss9BtxW6ua7dAQJa",
-	"+IJJBsZRQrMx0TKl08q0e+cHkbhsiVXQbb94vv2i/QoYXqBWyquC7X6Hvkra6Qv2vLdLd5LtXoe20xYL",
-	"bvXqbNgPr1uxiaAiyD/LjMJDtoSacgy6bQ8lUn6127rrO8XQ5DWAY0E38LYDT6OgG81OTRSEkX0+//Oc",
-	"1QcH2dmOatMd4TTCqTdNJF4Fl0pk1kqEqyIyyyIKwD6Mgu6XCF43XtK9cDwXlwv8EgVfw6i+2CLMk3/9",
-	"9NXo1z/jc1cf8A3Nxs0f8CkXPVAEUiIKnvxDfQoj3PH4vmqbO8LdHc1LgijodsKotu3h4M7XyuOi7Q5a",
-	"+S6i4Hq8v3JIZOO/Tz9+QLQSmKglWJ41R8u7VOs0w58wzRAG9VDUTZeAkHl6aA9ePUuBjtMdchV44p3K",
-	"F/HU2xcx4nlHRhDcuj8cz62Whbwu1HTlMkg8/a7FkG6u7lESiZe4a+oGz55J4JhzO7ea9cqJK88ZLMxz",
-	"QS8pz2gPi693V3/bJ4U4Rmd2cbv6TFKHbOBpm+aSVPNexhqVjNRxLrVMZOZKPcfJZHk2aV9Uc/cbMAPk",
-	"DUbribtSaD1O82jkH2dnx0TnVCjzmhtQ6WCD/DP5G8gwHb49gChBytQIyKKd4aQgxQTFJhg0QJ/cEr24",
-	"mLZPWeCMWcfcjPmZIkZhbJ4cv3FJrkjYLBdxSa4uFtkTio9poXuhlpVDKVEtFGLzVpGgpMdoblxfoxNx",
-	"SGX9jNJUs4wpRTaEJPFRMtk8Zcr4+5uHabxHqJhGwpWSujgGMkLDU9WJ+i1pz4wfE2Nkr5JzifchtB+T",
-	"caE0lgFBGGr+VNeHNGt+xz5S718fcXwCTUxsdiMRZ1zpC3wZDsW/nmJTXcLTEIYQEgwdhZgPOLYBtDAS",
-	"8Llhh6KYSC+sexWTjdiGXSASzj5r8y8mY/5etlP9vZ4ZwxlFAG+fSTIGgs6LRBc5S31iBeCsSzbwEFhx",
-	"cP3YXNWYaWqMGwuFBsHyWiRb0xFTZetzJV5u4+I+EbRXZxMCdLNCVCNekVgS8rIQ3X6FYJQI+Y7ssuAK",
-	"xJF5BqTMPjn/cHF88OHt4Yef4nBx5KskR6oGviKxSuTLwVPMhrYwfGRDWmQ+ouUHiuOGsKOI94/NI++/",
-	"vzg5+Of54cnB27jSTecCzRWGKZwB86YXTEGZOjQfnynkEIcac5eJ3ccnHrFpJMYWedal68xqgUffIzPL",
-	"UawES0az7CiZ3KevzPj/7TAwv+STJOgGnWbLePtMD6W5BQx0y8yFQz0DU9ZzPS1u+Rr+Md0evfzcyp9P",
-	"d0Tn993xi6tXun3ZC3x/0j9YlkmjkWwZUvXpbwHe/d9KipNJcuRPfPhozZIZwuVQu9SvX/zTcbMocvZ/",
-	"Skx0+OXrJwhlWdnwphyDFwxBNxirwfIpTCrlc7Ubfb3fpM07QV6PuduFAMF39OZ47db8SaunOmh1znL5",
-	"CKl53+4AWw9r7RrHYGBNlCsKZhTk8veIkNC4vF4W66K6FYvq/lJtb8a0P8Wy12vcIKgiu7afoXRgBo5L",
-	"xubb8eSwVmoHTodxAWYK6xphDRQfTY8sc4xcXZ8XrladES0jAXV2VLlCtZDE8kqw9KI3taUR3g5H2zu2",
-	"YcS4nqKDb42A4YKcC/7ZZfr3PGJBrWUDLgWdFpGgacrhVP+U8kqgHeURa4f0kpENWyeoiCqSoZupSPzC",
-	"eueHRCEw0COlr5cVvh/hG36Yovdfv1yTxVkhM2ONrbOcGr+e7PsEUSVpg4meMHBvGarKx4gC7w8yk786",
-	"fmslkPGeu6TaghLtGY/OvEBc42vV8iO3wC0JaH6n4Nx8dTVu4dsGuOCkLegHuV7AwyFEQxyLC+PaJiys",
-	"CmcU55aBgaWNLu6P1Egt37CFN7Lw3K4GAAcu+9jYU6kkmhS9jCeRwHub3RwaHxraQ6jGwqOTg/23RwdQ",
-	"Z60aZUgKRZyEPqTYBxEO3xycxqTPM4ZdRnrIxuj7TrIp8pJhcaZ5FCRfiUQilVakRQoBgSsIYYDqUUDf",
-	"DCecuqY5GGq8Rz5mGR3bq9kGJEvmAoVOvinOjdPNDI7o+nZnL7CP8bU9PP0KtGSBQ+kS6klGi5RtDikf",
-	"FZs7AGgiCw1H7UJCHN6ZkcIAFz/hSbV/Bt4/x44fe+1Ws7NbXn4w0Zu7zeebmuU5rVy7U7s21k4tvPDd",
-	"m3PKmbyJr8NvA+V3wFrk/6W6nr9r+wwmGPye9100aI9YgZ4XQt3E+IiyFipDa00kPvcg2JW3wRdzSwH1",
-	"1iPTSq1Ez3UKMfR3PNMsX/UUEB6VU2bhPLMp5jg8YEchlKcjxH5Cb6S6qGJV2ozp5/dMDPQw6ILdO9d5",
-	"uOSW5cuB21cr/5bdvnrMLUfx6XEZgW9DfmQee37VreXqOkrzREWxFX8LGHkxp3czGJBNiSZUkFRCokjP",
-	"R1EQ88FscC6Fbb7wtfy+BdA3ZdXyiNi8hrk+c3mwrbFIqrzG1ZBBa5SuJWkTKbCGPyVa2gyTRgbZEZsa",
-	"s9e3lLlmf8LEJc+lGDOh98qhjYHXlWcZ6eWYu8KoCNAseaAJxZKcaRU3muSNFEpmTNn+SXN/RafYOGX+",
-	"Zpr0WF86hCKMEvkk1o0oQagtHhD+HQiejhdYqG6KffWxnVFXKmzltz3eqITqMRYi0OkYb1Jff9wgl7/f",
-	"dIiUg4zNHVQfE7guEEmxSy/oBpet5k6zdQ9kPJj5G3Hx3HLCbbTWAmvr+lsB9DrJsNisdv1919O8+sig",
-	"O3wRz6uVdsgHbqxwCPmKxXb2L+6+PziF6yJg1U77rO1g0Nqd7X8HcybkRBGasVyreYR5LHg1LxLu3kSB",
-	"coGNuGngOxbKfufgk41QXzlI1uTFuDPaEc8nL39v5R21o59ffl4OKzo71iLPgm4AwEvdrS14i007Yeam",
-	"WE2SPiHaUrvWbmO4u3W+FtRrc/0Jm+sVKerEu/8K0EcW1neeFj3zsQddnOcn740B6nupyaLiPrIh+4AL",
-	"VhrmkfAVe40qmIDvrwYrmg8AeDlG3RCHqBIwVDxkAE4gUtKbkhOpqWbugcgpHN8k+8IDfwxpiXvWaZU7",
-	"NBK34JC01/+uFJLXyfo7CfdVBfIt5eW3o3u8k5K8TjX+bWWdhwsTDlQsuTjq//zPV/nLn37+39/zs6vf",
-	"zo/fvjx8f/zvQ9l5T9/T06sXn8/PWicD9dtvL//z4TXmPRUcbpqbXBG7cSocPjgHa1W3VnUPjtC9JjD8",
-	"dgSGpW5bYAtUfb2tL/avW3AV2jOwbSOXE0wXW7gFkrKMXzKj9m9BWnhnXdw/Aq6Xh/PtbsN2eL1Cua8I",
-	"X5Hr0L2NNdXhWnR/R3IFu2jr3AorSNDjHIoPoarwHbR7PAWSxGvl5zUUiW4zziabrzxSXtXEmgvd310M",
-	"fpCCPbQoXAe3vompvqKAnxHsB2f0RpkFx9QE71oJPG0lsL0i2O2RTHmfO4H+hIB4F6mB75nyuEGQ307M",
-	"/uJM5YdgGdwD3DcxYCr20JpSMcSLjwQgPBGa6IJm2dSCa1ps+NgLsJiM5SV0c2JxjWiSA8/XFwmnjiwh",
-	"ITS+OjK+EwQmvBV93sOY6ffl3VsQ4bmtzP12JHz2HZtx2hF/elRl+bd7a8F23dP5RloQ38jK3s4NnHJr",
-	"7bh2kX50F+mvyFx3p7jWVhmSura0wZ4B+JzuhNDhufvihpAg9CGoZZsKKyt5llY3vC3H8PglxQsqb8tH",
-	"QiOEV+uPFlXdKlcsspoYt883tTUmXx+l2kJrNp4YPddZWYeCZoSXwS6dC5u2aae3neyku+x5/8Xg5fDV",
-	"b+MyppcuP2pkSWf3cSCL7r0L/LS7z/9d57UNABZnt7Vtv8ZpeiNTFnR3W9tIQ7v8stu7VZ48W34Z2JBr",
-	"iWww7xI/ucoLt05uU4FRCSmvo5tr1f1DOanV2g1SUxIP7LCuoB23vti/pwD8wzSSSt35njerrLf+fiip",
-	"FteoAJA1NETawy1XPFVESQn/UnIl8xGWdvdzxkIop4bKQ8BncjBUvncS0NpjOw2bPI2b5LCPuEZWzZTM",
-	"b5HwN+aKxIhKFOMgmuQMMNAtBMeK7vSJmdsZiThfsd1ZbKdUBwNI6mte0rVY/C4ejVu6T0KSwp6aFaXT",
-	"W7oKOdSebbpSoC/3ixAuFGc/8cvZRDoQRuE9Q5IzXeSCpVAUB5G9Jnknc9LZIUNZ5MpLI+DXpnk+JfpK",
-	"Qn0dMNmoEHwSpA6hydBfWEmSs4SZU1UkEiqIuuIaeLIxO5VJxcXA1v/dUbDB/NWKkB6sE+XplIa96bz7",
-	"l3r9z8NhrpI3w+yfh0f/+n96u+r0f9VE9l7It3/ucrCyGqxclmsNs9YwTyVm9t0UzKK65FvqF83UI6mV",
-	"fxpL0MhnZ9Q2zb0c0ZKWGPPxKieTgu3BJnfmZCTUUF5BeGiJU7KSStgnLsPkb2bvAPBQQy4GoIrM6Iy2",
-	"MbqKK08LjPXkO61X5JeD1//4+PHni7eHp/uv3x+87VqObMJd//QC/XPGVKWKYjV72ozETtPaol7Luycn",
-	"77By9kEwC0CsXWcGzG66sGaocuU3915lN4K9UI/QrxEO/ty76HvpWCO/b8jyAId5UuRcT0F3IhT7fqGH",
-	"QffXT4DrCx3Wi2jjzxynHdIST6ge7iG1H6BwlWTFXHkiuvPX7w/fXJyfvG96e33rsg2a2A5vDscVOqNc",
-	"7zliLSJnZp8l0ySDbLVNs1h+6PmszRnNRgDeXTI5h+RqKDOkmTTOn8yJIwWrXPHIUYLNX/MAwkae3q3K",
-	"EW1Z/LpW/2GHlyaUaD5mgCtbhWEJfSULTUaD3IgqhPuiasRSx49n/rqiXDNEZzBTkFCRsCyz3m1l1AAv",
-	"MT/iKlkFsSDrcCEgs6mw/Fb4oitXrZ6+6PIAVeEnIWeuXmcjk2KwqVk+JmM2lsb4QVT+kTAm0ob5J2Pp",
-	"ACj8EX67UXsFY5lPF73UCrCmsYnMpAqGpLbmfbzlKpF5GpIzlrFBTsdw0/+pP5E7YcH190WNnzjJZDLq",
-	"lnzLwEUJEQAg/qMkyRFn2L/pEEMGacHwxZtlAOSOiEZGYqNJ0iJjcaMSYoUcaeGYhy21gaqM+tSetWjM",
-	"p3wgzEpJixwUClpilRiHBnq93OxLhbvVdihWAOeQifDzZrVZ197by47Fr8NCgjj0+IRmWD1lWw0xtmy2",
-	"XXXT2r75JS94tmNSD3NZDAD1D4EJLVkzYjkrQrOc0XRK1ITREbAaWNmkHJ8Flob585/N0rZ7QovKIEsY",
-	"RCOqyqnxpb1ND2Basn/crjprNaMDRBw2pqQH5s0ZHbOkwGp2OU9J5/NnQhO/4VS5AJozumPfg8VQC3IL",
-	"LECWRahpOzu+ydO63o1v9bT22dChA0ZiZm8dLi6f/haTYHPceMdvMRUeU6Usl+QCtFxKZAEQcEiCqqWs",
-	"TI0N1X2TOXFlbt9mNpw6c2/dHFhqnOY3WgylyvoWa4FMMqr7Mh9XdGvVOnCTgTQ9cPZ82cQjz4g10d64",
-	"+30TOYE9+Swl1FuAG5RMaK45zSw6rJayAefnhWh6W+2xp+OkEI+7JIwFA0rBPREIBpbnxQTQanOSSzBK",
-	"jTlbPv+3Wg7f5PkrNUH2+TCP/UM8nH0U92SOteqCJq7s6QdYv7NE4uDAARc4c+RQwA5kzq7GgB/78a2B",
-	"bVz3x5yGUyPEelNSDRFgXJvqelwbBvD/BwAA//8=",
+	"7P1rd+M2ljeKfxUs/edZZfdDO7LrkpS9njWt2EriTvnStpxMplUjwiQkIaYAhQBtq2v87r/OeX8+4vkk",
+	"Z2EDIEESlChbTlI9NWtWxyXiftnY19/+1In4bM4ZYVJ0Dj51yAOezRMCf58SIfCEXJJ5slD/FtlshtNF",
+	"56AzmBKEJ4TJVwKl8Dno3OEkI6pYjCVW/4UCJ3HnQP816u79Gr+++2b25rf9h69v39+/le/S7uKf+Cbq",
+	"BJ2Z7guKz8TEFL7Zv/0mfTN7x76Zd3/bF2/ku7t7KCyx7SXiQl6LuHPQ3e12u933QYeyeSYH/JYw0TnY",
+	"2+8GnRmPSdI56Ezmcuft7rsdSdIUd4IOz6RT9HU36KREzDkTZEBnRFV+/Wb3bdCRUOJakLhzsPe2+1iU",
+	"6xx0TnF6S6RACee3KJry+XxxiKYkJYgKNOX36ASlBMdITslstxN0Us5nME31x+jN23edoCPpjAiJZ/PO",
+	"QWe/u/9uZ29vZ39vsNc96HYPunu7b96++89O0MkESaGq+mO0t/+68xh0RBZFRIjOgUwz8vgYFNv2W0aE",
+	"PKYpiWR5+3oohl+RWXW0JacERZzdkVRgSTlTY1e/qY5eiW13eyV5kOoIkCRBM4Iw+pXfkl3/6GqjOWGX",
+	"nM+qo7HDoAxhpJYlQPdUThGVAs0TLMc8nanhQdfOUOxP6s8pZgw2WaY4pmyyE02xKmzrdw46MRURT2O1",
+	"aN5N0BP7eYolijla8AzJKWW3CN/wTMJyRFmaEibRDPb831tO+kqmBM/U4aneIYFnxM4+gB7gNiFhaziT",
+	"9Q1Zl9Nb/xIT0CM/5oxUxq4uBCJ3imrAuBmKVaF8uB0aH6C9IVO39AB9GnbkYk6GnYNhR0icymEnGBZX",
+	"Hn5ffumHncchGzLV6r6vVbih0CqcCSbh15+nCxTT2Kn8un1lvV5TGt0Stru76zTyxteImv8TpgUVNDUb",
+	"dg4+DR1aM+wc7HeDoUvPhoomBcMS4Rp2Dr6BoQMdHFpCuPc+GJbI2bBz8HZvf/e16lHRQxheiSIOO48w",
+	"x071AHyHaeI7vvOU39GYpGgMBRAeS5LCuumDiWCz3WP8WZ0LkqY8hcrmL7U/EY/11973/bPB6Pqs91Pv",
+	"5EPv2w99d/C6hHr2FCVlXCJ8h2mCbxKyC+ViIjFNhG5TSCwzUekzJVhwBj+eqv0qVjvFkqCEzqhE5CEi",
+	"JFZn5bFh7y6JyGq0x/xoNgzuMdqv7NKXq9LyqlyamkdccU6yutY9FNkPKGcbHLp+g6PbScozFncOxjgR",
+	"JOhEKcGSxCMsOwd7X797/fXe+/1uN9CHo3PAsiQJOhTeAiLmy3klymz3I3Pm8gaYkGkWqec+/83hrB4L",
+	"vqkF/8ZvfgU2o+NMUS995+Afn+xpgb8xY1xi0+0/PubvlqIo+l0CXkqgCCczJHmMF4q9UMenc2AaHUGd",
+	"x49mGZYenQdguhJVGQtBhcRMwtupLl3noJNvT9GJOZjQwTwld5RnYmRnNlJd6uXytpFB1YNP+jSOpMuJ",
+	"2tE7LKfkEidFKWAv1Vus+3hUr/GU4JikwJMDTYlPJoyn+qDFREQpnavltGtIZjckFYiPDUcBTAj8jZm4",
+	"Jymiurph+xKqGXnJeSIQZrFiS+YJZRPb1HagzvAM7wgyx4r6xIHi1WzLPI1JeojwjVB05F5xA4wzgu6x",
+	"UBsnoimZYUe4UEya6iuALkfRlNNIsT9kNicplllKip0QMqVsAjxJf4An/hmnRPAsjcgrgRQHq/hXrGaC",
+	"CJNULpDEk0NEJZrxOyI0a0nuSLpAimucEPQ9kUhM+b1AW5jlgs2MyJRGAmFBY7K9i64Ii1Ur6sKq6Z+M",
+	"d06xjKaIp+rvM86I/qFp0sPO18OOd2qXWJIPiqDvwP/WZ3nSH3yHgA3mY/QfO5XyqsO8m3ddt3fTF2WS",
+	"TEha6eySzDBlahDtO8zrlDpdp09BPBO8IhFnsUAZkzSBs3pDmeLj9UP3Sm0bi/m92msiRanzN/ureicy",
+	"Xez01GPX3LPk6B6r7SVjnqozJdNFdZrlnmaU0Vk26xzsBb5ea9tU7/sUP6gW7E0SaE5SNKMsk8Re39Iy",
+	"rLfR3m2rD+LSdp6QsVQH2xUUzKqvHMzb92sNxnsGrhl9QEoURltCb8o2woqg0Gi65pHY+/r92/23b/dX",
+	"rNFj0FEEbUakJa/7vZ80BfFTmt5+T/Fhkkc8yWlNhdBuhXu73TBQZCHs7r4ODzU1nBHMBOruvg4UcZKa",
+	"fdYNCbwQ26Xxd/Z2u/B4dw4M9e8EHYZn6lNvv7djB1k6jvjhA2ETOe0c7L3zUZmeVcj4ZmapHo0V0RxT",
+	"kgYo1A//MOt2X0c0hv+SsDzQFrwBzGKO5bSYg9UNBR21ahTeMi3EeucD3E99QkeOxuIkvlA9eOfmajaq",
+	"U1Tfls8QSqzgsWoTjEpDe+Y8j0lC1XvVtHex+V6d2/00Xj41VUDPLN7D+zevozfxW/Ju/PXkm+n7X2/9",
+	"M4uLwTxvVicxmc25JCxa/EgWPuJ4S0TpZgk8JopOA20+QBilZE4UhVAvurT6lFuyAC5GTsmQwS83PF5A",
+	"IcrQ/hs05VkqAjRO+ayohaOIZ0wGhkfSHY9pKuSQGbYJTzBlaEszfdCFangbWuaZRDFXxEnVu+fpLZL3",
+	"NCK7yOp5hkwNDIaKGZdTkupxUYHe7O+j8OS4f3pxPuifHf0y+rH/y+iyf33VPw4PnWlOaUKGLB8YEpIm",
+	"CUozJqCV7vt6Kydno+urfriLeg4jiOWQGZH9lpA5CKhTyiYBEhyUbrDAumE8TomY7qI9tfD7b9+ieUqZ",
+	"VILskPWujk5OFBOV4khR0MN8ZmY1X4liS6iApvk9U4OxGq4h0xovqhXJeKGkUl1Sq5cQZxFRbNcUC0RY",
+	"TGK1Ika/oKcCv9qVRSFISaGRakvz2x2yJqLqHMYddRr9HNzb8f7N19F7sqMltB2ra3TlCvfgv30bKC4h",
+	"J8vquZGSpGoE//WP4fBhv7szHD583f/4v//NyxiejIGjrF+O3lytmpa7gYflTK2ifYlyflgxzVqZS9VS",
+	"ErSlnqW/hNsHQ71V91QQuz6mLWGvTy4vCPRmb3/IwovL/tH52fHJ4OT8bPRd7+RD/zjUJzyakug2r2fG",
+	"hFMCfcoUM4FB0ly2BYafXsE9O+v7dm/fv2iKF29aOD2l1903+sQwbsiDElvaLJ76Lx8jXBWJUEKF1K/+",
+	"X0J4zZtmWUgKz55qk7ggyUwzk3M8IflYfstIuiiGAmxUaQgxGeMskaBNUb0b9lbR7xXM7mlhv6mvuGYu",
+	"tG4b3qicBQpB7WcvKx/DxTeXe4Lv1MXf9T9DhcFo2StUrOlqo1Kx2O/eVK9tfeUvjJBfnqv6FbFMSc3m",
+	"gdlrWn21M/7F31u52lbl5F3uXMtUYgcOUAjKohAuKRD5TDND+fsVphkbVTiENgqm2t6kxfCexyJcZkv5",
+	"OjsDh+VRU1jK8qgCa88nY5uYyhXQle9o4pVDzxUBhydXvWooUu8mCGNUoHutAvMdI02sSgfp31Iy7hx0",
+	"/n9fFabdr/RX8VU+jHxQwM2sHpQdiuZ+GkejFWLrjEbXUKO5iqYkzhLSxOYK87265yKaLt9zVUDv+bh7",
+	"8yZ6F39DuuP9yZvpu1+/uZ3591wUg3nexv9Mbqac3zZN6l5/rrPuqzh3M6Po69n+7Rv2bv7Nb920UHh6",
+	"ZnSfD+Q5E3KM34VC8prl5o3cLsvgXcLzeUIjEIO++lVosTqfxSer0f4EZhVFvKpGlU7QydXWn4xNRMkG",
+	"Ky0iMEmZLozWZ/9rR1ure33MvQ5Ux35bTcnADtr5x7Znu6866bM7kvA50QtXIdTVuWoLMLYjoUyxTHcE",
+	"dK0wZOAuwChuJ24GHHE2ppMsJfEuyp9bW8tYeXDZXJeBjmucCSKsBVqgsSqNIs6TnZjfM60gttVeCeQo",
+	"0gJEEkHQ6y4S2wdaWNKtvgIeH73tvjbsIBe2pxiUICDGoAin6QKFTov6ZQrNdu8WuxfqhTE6IVBTBQgs",
+	"JiRG2VxdDEdD7lG6+bbJ1PiqWrxZQdqulaKKX+3ZthVVvK66XFrbKdqkflxWv15hmQ6xbUul9fAqAdu3",
+	"BGuiLtK3ODZay+eRm5Ozn3ofTo5Hl/2/X/evBmViM6YkAeOSojUX5hIAWTFEaJYJiW6IkQgOEJ8ThmmA",
+	"MJPTlM9pFKBJyn8L0ITzSUICxJMEz3CZ8JywO5zQGIE9EC5gqb8XpUCV6RuvG3sD0f9BnxAsQoD0nNFj",
+	"iBieWS1HzKWSe9QrkyuIcayrgKgE1MPqVwMksmhqDDP8jqQ7CWcTo2M8ibXI9C97j/+Vb6Orhj3j8jtt",
+	"y37OvTw6P/upf3nVAz3D2flg9N359dlxx703bqfwBo5Vt7/Dg50PB20xbs60fW9B94GTBB5LowPbVo+2",
+	"f0L6fdW1p1g95bo9V3n85Vp8rtfCau03cyWO+x9Ofupf/tJwHWxnv9NV+Ln/7Q/n5z/6LoMRM5Zeh/pk",
+	"9FWwdd3LYO0NXy7C53oRvuPpDY1jwp59A/qD/uji8nzQPxr0j8vc2jzlkkTmeBKmpLfYZdZikhBJLvJS",
+	"SnQSRCJu9BpAhQ9RlBCsZCzNCl30Bkc/aGOLT1x8NdD6f9Sz+v9XqlkzFBJrDSD0TDl7YVbu6vq7706O",
+	"TtQTddG/PD25ujo5P7tCW1i7n9+ShZorRvcplWQ7QNXlBOGy1Mzfr88HPbRV4gd/y7jEAQJh7vELz/bZ",
+	"3smy8fWEXYtnam78hsfSG1WYII3BlgpUsbvBrbRWTe1l9JKXxjvmACyupYEaG3FYGW1YG+6hMZ1qlQuV",
+	"iBjXogmRoLnRFrUv1+Zf4tpckkyQeLP3Rpv9S/dm4Lso91hoKgw6O2N2N8f2d700esBaRVe/IPkwDTuY",
+	"YCFzHwzf2NFWyTuCp6Bf+PLQfLY3hkmSMpz0i3P/dG3doH951vsw6l9enl92ylo03YvReG/Zw0Rj9Hq8",
+	"j99H2y/MfbkjCxBmKGPkYW64QK0YP4QLYGPdIpymlICYQ83gxZdD/tkeclDintrzuAmd9Gn/6qr3fd+v",
+	"kzaRkGVVtBL9bwgis7lclMUVMzCkqmlXK23++120y2Yi2sMmVEMAvmlGhQCfMxivIvSSc5RwxURVFNPw",
+	"TuhHARbgy0X5XC/Kj4zfJySekM0oxX48O//5Q//4+36DVizvDsU8ymZKZv/Tq4o9c2rSE9tJfeGOPtf7",
+	"cEpmfFMa4tP+6Xmjflh39Oc//dVJNB39Gczny8H/fA8+nMwjzsYJjeQGzYXfXl/9UvEaAve9la5/j2WZ",
+	"uw6IcZOJigN/mrE/vYJqyCoaqqo5Ui2YFt9LE1a3DataCLNYRx0ImWJJJqClC1PyK4lkmBv6VUlQ6eVD",
+	"w1Qa/cQ9hmHw+ZzE6GaRr59Z7+3AcftRm+W4GWAJqwxu419u+ud70zf1xoEs0fjIaTHnM3jlKtNoeubA",
+	"ZT53+zOO8eD0B5ISSdEtmX/h/z7fy8FjsgnV2On5cb/Qizlvnwt99b4TdKwzZ+ego93VXC0CoAeAZ20I",
+	"5UMUc6I9TMkDhUh/QBWKOfw2xXcQN0cEmDio1juX39BZ2VE3b0+Q9I5ohRiUgP4OUTTlXJDifYBvY/PC",
+	"wPV40SvtLGPgDK7wMzZurKV3bitjt4zfM7U6KZE0JbGuF+TlzcYG4B9XRBxv76LvwONWd+M621ZWynkg",
+	"oSw8kEQgKqtOs2orQwvf5bju6i+HjouxkHghUKidjMMvJOQzJSGbeVgrj1mn7uzwhzyqgXrp9HEtbMY0",
+	"bnpcvxziz/cQn/KYjmkTqI03KlO7XpciKoEuxoc2rLNyICyEzLIRQhk/JsuXw/OnPDznc8J6J5sNRNKw",
+	"FpnTXJWzwd6IoQPUKjQJeACLImVDrNRDn45McFJrkqpnD4TVhoX6CGvoNh+iryy4hzPF8GAjAUg/Q3yP",
+	"BVKCaCKBIJyoKRApqMQBTeidQX74EvPzJeandMs3FflDtcV2ZJj4zoqQHBMgd4DA0Kq6xQBWm4lCi2U4",
+	"FPIAbIi54bZZ0XECuUtdv9iF9/YDN7/yJTxA2ETtFHZZuOm6HNx6xguYXoEwCtXUw/rcD1EIU3clFFXe",
+	"DRbaCu2q/KP7cTflCfniSfqZ30s3HOfbTCyedztdRfToRjX3JN38ASpU/g3YVL6H+I+/oLX5m6e5QUFv",
+	"pKF7vCiQWwycVzjLEkklFrdXRnkfutp7sAYsGQieq7caJyPrMWIGYkq+AhQJ0PTb4OGYRFSjojHgFCTn",
+	"CchpQgPFWIKhqYMxHHy5/J/15d9QgAdlIhuPaUQVXzonKbxEnIm6M2zv4gQCGnIlGagiQeOVVzNqQyoQ",
+	"B1hRiMDwX/ii0ovd9WoX5h32TzjU2GYmaiMCwFwkCItzRuTLhfmsL8wGnWKt86g5ues6xf45RNHyJNTx",
+	"/+JA+z/wWmzKGgYmEs+FeBGD1AF6vtnsz3ELnWVzVUGvRBsz2Jer9/lfvc2YkvQxYlyOwFzUcAPDVcDB",
+	"vltkta1WtwioI7Rk/sn1LmD4/hPJdJVlCQ/MT6F/Vl+MW/9iN+wCLxKO4wHnH3D63CCRuW5sJDkfJdCc",
+	"e8uMhlRH0Gmrg0B73TffvP36HbpZSC0//DlVH7WZmaeoPBd0Sr/9ch8+6/tgz8dmHh3/c3PGczBUk1FO",
+	"5+BZ4gYMEavGz+HPekfcR4Q5U2x4OEBTaD0ntriGt8ACzXBsliUUkqfkAIEzh05doPEy4i96+c/8lmXs",
+	"gkDWjOfdrzRjo7lpqMrQpRlboWhHE8XKcZZDDbuSw4FWdVGJsERf3e19BVyQ+GoVg/hVmjHx1fKO/yyi",
+	"lbN8VoOeMRTTWPO3LLbpCSBpAAIvqOPRxeX5TyfH/cvR4OS0f349KHztCWwesi71mMVoisE2TiWA621D",
+	"wiOz7EFuFihr3+kXnvLzvt0Dzk8xW9gMPs+84liSEXiqjBxPFYerrHuyBCW4kzf71l+j6dq5XbzQ1at2",
+	"oa9ffWpax15MyVXpvBIo4kynQIoWKMJzeC9TgqMpiQ8r3ioCL4RJH2BSk3zxTvkf6p1yzXAmpzyl/3wu",
+	"LIxl/vCcjm7JwuufwtPcWcMYxJrunRoVYdL0/2J3z9dNyeHEzMY8gdaK54IBzHAy5ulMkRbjVq9ozB2/",
+	"JTBf8jDPcQvskotsPuepJPEpiSkewIyfs/RZ0eJoppocwSpWwEdV4zuqM2RhgKvd/HnlB/8MXUGbWqU4",
+	"0+47nql9YRs+QzK1USXURe+XD+e949Hg/Hz0oXf5fX9tJdQLBhLUBhd8USP9i53lFJhNqja8yFD+jONc",
+	"T25VF3VNGILJcBUjQVmkzYY2G2SeFhZkrJc94/URB6UcVp5hQvREeYyHef4vxeWaKl+uxWd6LS4z9h1l",
+	"VEyfex8ur89G352cnVz9UMXa9aS9fvQphcBDMUkJjhdobMb0ohfCHXKQq1nsEEz2wDxYUk8jtJkJi8xG",
+	"X87953nuN2NKUIfIHwh5mf1eqQZKYwgKOICMFTbvZSgDoCmsxFJ+UeV/3kf7Z0zls/X49mD93DsZnJx9",
+	"30DXDVaMn6rnbhmQLr3s9f27XAoz9oLALxvRF3r/L3opbLbAzRD9q6Mf+sfXH5qQZWxnf35omfpEmrBl",
+	"bIbDL+/C53oFNmr+uewN+qMPJ6cng1H/P476/eMq1++mU3yz/9jSNJRg+cJZzDwDD7y2nTlJd2xMcqN1",
+	"54vt5n+c7WZzVpvrs9714Ifzy5P/rOiOlplsXvBquOMJNmFz2by15frs6vri4vxy0D8enfaPT3qjwS8X",
+	"/adYW150HX2DDL7YS/7VSYNJ3rwZHrOWNK10yk1Xf1QCN1Ay2PxrX7CW/mXPdH6EdPbu/R7g5hzhOb6h",
+	"CZWU2Gxqc5Laf5EHCbpTUzSFe2Cs2TecJwQzNcB5JqZnXNKxuRPCX0yjWJqVqH5+zM3k/OZXEsEyFoNM",
+	"G9ChDFeH0xjxMert99DebndXwx0684gqs1x2g7wrA9dojLNEnrB5Jk95rBuikszc2dps6YUDRprihVP9",
+	"PJNPre/M3VNe53r3fBAkylIqQVigKZmpyZa6XrEYV/X6vvHZbpTAPNOTw7G20eHkorQbLTvULXV8B0Pc",
+	"0iRZaxawpVeqmnfwlreByNkxjsj6jedVfR0YG+GSQ/xKoDCbx1iSuCcBlLGagN9N3v8Pvd/lY+GfR9F5",
+	"UL4HviPtPaf5en9cckeL6deoyDzlkkc8+Zbm/sgVj5W/XZ2fXV4c+aYd5NV/alrDcG+3GwKeRXf3tb+N",
+	"LE08l6OypKpQUBttfQDLlkEfsdoQewiWsHDUT+NDve8xSqiQAoXRFEud8J4But2cpCia4hRHgJ2lc1du",
+	"USnAdhsgpwPw8jX8h9iuk79VtMNWXY8i0dhbjD6RQDYSMP5UkinxZK0aleNA407gv2bQcNMpSCUdYw1s",
+	"X94FbL6c+Ndt1SbNiMQxlriZsso0I55BNS7sHKfrPQUXOJUrl82Zpu2iYan6d+rCAFNQvzFX4Em/A4IV",
+	"UQXFAQrV/A/QMOt2X0e9/d7fBGeX88g6wyFFRuAjCVFCGREBIjiaojFPEn5vEOjRTYLZLXw/RBiFB2hO",
+	"2SREEZ/NTGfpAu29zSHo7gHW7l4bYerUJeg87MAAd9px6PVxwxL29nvfEznA4taBOau/FeBXKBQdCU3x",
+	"EG0Zvsdz86dUSJ4uPhA2kVOAhaaMzrJZ56DruCVKMtHKnoYrLQnDWvBZTkBp3LTVPwwGF71MTitve+2O",
+	"3BCckvQ7ns6wfNItEXnDy4dqyjUM12xQjkhQJebqoO1cXhxpgA0N5ry320UzIqc8FvqghhovLYEQ5vGQ",
+	"hRPOJwnZTefRLrR8wsY8RLpjgbZCB8NZPw2vhEHwUHJkAMr7IcMChRUzgQ7cMrjP8FS9EoGxGwgUDnpX",
+	"jrwXHg5ZaIlJCAYxm+cXA9I8ZROxfQjWtO7u63xOmJmhgpA4ZKEaVJgHmFhbG+RrqHDfIAX7TnN5HWGa",
+	"ux3fwbSEr0IjZJpFMktJnE9hSxCC8A2/I9tlUPJVBwIGWZRffjAar6hzNPZ3uzlSuHn21T0tdqgoeqNZ",
+	"DcDJGjIdQwSxUYCiR6UgyRhtYa1xgswYNnI872FCpDpstskhM7CdqpTqmhiVwLZvg/S1x2xxPu4c/ONT",
+	"h2WJQVItPSn5LcvXkmWzG7VBHwMvcm+OOrOFzcFCYKLV1bYDRKIpL1KE2hS5j0HnV8FZOo88C5zcA3j5",
+	"/m7Xz+np4+phEq8Is3n6wgDBP6+sQGp/ByayTlfV9YJLA6W+EoTFqon839CMriyxuBVfTYg01bu7r82S",
+	"+55frJ/dYuVXikb5HOwRVLuxolblXWlR4wOZ4GhhelKdXuixtq6q+vt7RtKFrVg7IT2GvBNSq1gbMxAj",
+	"h8BCos3mcZo2vEPJ6Rpn4KRZIQP24OUHqUYI1Hs/4TvmR1DyXuJ7mwGyQibMA7+aTpQDeVcQikDr6QgF",
+	"aJowJSJLpD5/2te/zgjkKsl2rIl++XKO4IVIwyuBaHyIVJsmjsohGxHPktimtlTE8JmEQa/S06+b5dVW",
+	"XwF14tqU0+RnnZaLE71e6SvweLkG9QJw3etVtzJNqYHaxpYo7IG5oZ4lPCxIrC2l/nE4ZMCsAy8NDK6X",
+	"ROcNlxZPQ0x2d18PmSERByUSoTrQwbCA3lsj3dLW1r5BUNIKMkirZYwUooh5M9Fo5oD1ONZWZ3Z3X5vb",
+	"vrfbfSVQ6FHxhDkulSKRUULVODWfMCYymkLYv4m/Dnv7vR2jyAi/KErLeiYyJmlK4kGKmVCLvHlNVXf3",
+	"dRN9sgrU0mybVKhrKEGqZ/HlFLf6iP8rqm/96sOSWndj2tqyFvKnXHf70lpcQ6D+hdVXeoYbVmKVWFAf",
+	"o2eRFwqCjrbCW8pijcdsPoce5Q0YnB/Mgs/wg9Xi7O1/46EfqsmGlYceTuLN7stGlz/opFzbzls1cqkK",
+	"g4ZX3HrnVdlOWBt3JUx/6+ytIwat0syVBEWdp6vKcBTCoW/bIaUGtnepcg+jiMwliZ/8QN4kPLptsMIG",
+	"62oMq6bfIxj8mofJ90Y4ipt1hNVnHOnKmVmhCXJOs+fSq2NVYuEkT2KE4eebBTL3f0snxQ9QOKaJ0T6A",
+	"Vs5nw3nKHVXNrl1pCSF5IqlQs2x5SZeu9qWhEYSp8/iPTiZI2gl0yh6nZjHiJqbkd9Q721HVWMGplPMW",
+	"dl74unRVQBz0nEFFHJteHfXNd8rsu/cEwp5zDh6SU3rJagtkSM76XTp3vqVxcvNn24bOrC2NNz1SYHYs",
+	"FizvYeUZ8EnpnmMxTvFk5qCNQqZZJRb7zok9DztaBvYemfmcsAbHIOxwk2sfouWHpnEnEyzk0TRjt/4h",
+	"PZ2IrcdrmOLlrczXY+VmusrTVeyGV+f8QqbAzbytq9Qk9paUqL3IbmZUSgCnuufprTa+grvBTt544IQm",
+	"K0mJRSSBP8caKECN41cAl1fbkcmpW9U4QS9/SpwbXHtGnsG0CDvdtciIpn10RoTEs7mqPjZvmGIYyI76",
+	"tPKJ0V232pCyEtHn5qL1Z0Zl1vD66EKWphwq9ofhJESExSb7G3DJq0Si2h5BM/5r/6ci/JshJmYAdtoN",
+	"+9dOMq0aHdDebjd3ULKWSAF5voC3Fc+VVsGzVFhf0fbCy59FmG0UY8mYpIRFZABbtubsWgrB64q/68q9",
+	"fqnmnJFcrsHF4UlzRblRVHNG9LNkZJsU36v/ZGniSDjNAk7VTLgA85fOybdrhZpGpdDMDU7Z3PlI8X2J",
+	"uN4sJPEpcRsknSUOiL71r8o5l+cf+qPrq/5lJ9B/g/9H0zPlc9itvVTi+W660OcHKqRHx9swsVVimJKJ",
+	"/G5CKwbT4F/UPI7cKnVU1baUz98P/B5Jbl0TUFjiokJ0wzP7ZqnL+ErkJULj1TBkui7a6qKE4DudGZFn",
+	"cvvQcXpAWJsvi4RqOWs+ZFthSmSWspMZnG5JkkWeO2DKGc9SEm8fonkmpuq3wg0f4RQCl4dF8JbP/ePZ",
+	"GqU1WcvabPxPtlrQi5dSL/mdKVZx2q6FU+v1/G4kSzzyatq99jbo8lFdS0f2fO1Yey/AFYozn1G9cSgQ",
+	"/OT3IBBZImubkvMs5j7p2wVpS0HlofZjRpnbxV7wZCbe1T8YJUwr14CmA1n2B1hvUdTrvMJ0HiDygCOZ",
+	"LOwTrWjNjMxuSCraLAwuKRhaztbrO/DEoyscCaRl9z7Ph01tln3+as9YYn5dw/Hc14Vfsac22jJfkjuJ",
+	"u8G7QQqj0ClIEAqpo/UbAeEaMoyUbLgjeCrxTULAEQfasl4PIbQToilPzAunG4Zcv0NWvHPqUykdsnUJ",
+	"hfLeB+cpWsbfVb+4vmbx5eXIJapDulpP+FwN4SHkhCVGhFdzMeDfqsSYpkIGKMx1byHi2ptL/fJiOsP2",
+	"2sI/Win4JG1gSQvm0+6/0lhG5LDwFwddIPB92u37atAb9Ec/n1/+eHL2vQ0vcj8dnZ9efOgP+sdaOHO+",
+	"aFxJeDKtIOJ8vbr+9vRkMAC4g3pP5R/zPso/51CbbtHe2VG/9uvJ2cX1YHTZ//v1yWX122X/b/2jWtu9",
+	"68EPRYUGSWkzqrwnKPF+P/Vdo+JuHb3a70vbnnmrlpFBHcDuMf9l8YSspji6+re6cPNTANgzomVrH3Th",
+	"ZY4ukpK0ZWsDVXRZIBu0lQ8xsDNfslrf5mtTuSCcyamW3ersufmIdPMBur46dv18MyYIPAvFcefZDSim",
+	"GhyMrTsx+PESKXord2uQXyt1EOfet+7nKdbhEQba4JWJvBEIKmgkhOvBkZ4PTANtvQOIuRlOdKhlfQqV",
+	"IVfFI7NudlDOjJbsQg7pUNsHezFbnI4SroQ3BL9EV0xJE32zZHAf8gNfeebVWv494z7F3ikX0i62swNo",
+	"hheI3zN/GBBh8ZxTJk+zRNJ5Yu5FXWMzw2wB/K3I8Z9sVY0MVe5zQrRC26OqmHtCEy3sFoTozijLJKlN",
+	"YYZvG0KZnnubzQ1WI/MuSOAu+5JNG5hx5OY1iVmM01gza9C2JOk8pYL438/I75+0TrDxsjUo6xenmMWJ",
+	"b7t7DGlXCmBf1F8iRNeXH2AH7DbrIGkkOU+cTL8RZkMW4SQ5QBgJOmEkRuHF+dUgRFtXZjWQQWcRyIBr",
+	"2Og3QaSkbCJ2BYlSdX56R4DGfdU/uuwPQk3nBJHb6H7KBUH7Dw85YhCoBbUGYxf12ALpHMMmRGoLM9RP",
+	"6D/x+RVExCEz921VFfK1xVqEc+YmJF4INE/5bC5BQmuIOVrmTIlnRBpMl2WPfHn5QTcP2laMtkLV7IEJ",
+	"EwwDhCWaqWu+9w79+O22FSfULrwSQ4bTSQZoFIcI30Cc74xgJlD4yW0mQMXxOkCfwNx7MGSmjJ7A4+Nj",
+	"WJqwo7jXN0f05vOU32FvaL46Ak5GWVjQQhGL1TUXnL0SObQouiFjnhJEJUozJtCWcbfVafS2nXvfRFu9",
+	"/sD5zfDfWlXqQ1WzsJyKWEVhVYYFj+f1Nlq96vdTnhhtwy76lggamxtmlEgQ60riQC2MzdIO4dRDliMZ",
+	"7IxpYito3AKItzamdyT5fCchdySxRUzKwgm9I8yvvM4RZ1avhaUmOFbLSu/WpUJ4TvuG4vqeBZmlTEeZ",
+	"H6UES4J6Oq0vU+IznTC4uoYwMIlucHS7C+8/js+ZYqX8MVWdG8pXjxNLMPXYoZowkFX1jqBYXgmGHWvm",
+	"CidJizAph836WJ0K+M0lRJKLlEsSVZ4ER/6ecJyItaeo2e+Vq6cOVkLi1bLcj7ag7SDhKVnvgMzIzGia",
+	"ltU51aUKNWi/5Zt4WiletDAgs3mCZesmivJavktpJNpv+qmp4N1ynYDbK0eqLxcmmfzKgZYK29pX5tlt",
+	"VTsvvPTlA+qOExN6s6zRC6eoqplkE8raKzEvoLyPHs+5kP0n8UU2cvT7jMYEMC9W1b+s14AooHbr6i5p",
+	"S+keQndy2V5XugSoA59AtnA02lQgymxM6yGaK0HJ0FODyhE60N5O7OtKmiDkYrWnxZF9s66gtKq2EJLM",
+	"/CKv/pbzYFPioPcIiVOpWUe0Zbmi/W7Q7XaLUlqcdDxn9rvdbtfrZNDyrpcuueRzc8fbn64ckGpj70Em",
+	"SGqvYnmqwWpwkVyLkbs+qZexfIVdem8fluI1dA56lRxZwlXca8/r5T6R7vIUNPQJ8eLqrH+bKR5/TZsf",
+	"qC+MwfOWkDkYqTEzt+fGMGiKkc0P2QGiM+0JUGNTCnV+fvvMZBudSVuTPj29I87uSCoK+zV+ONG199yT",
+	"npPF0su9Rj/5Q17rxOdQNuMpXSNgUHfhPOGlSXRb2fYgbBbW1vE8aM+L98wWBxpOQ7PluciYUx3Fae+i",
+	"a8NZWx4dpySXIgUwort/MFMNB7jVM2JuSTuW+FvKISbyydywj3etXkDCwBYWoGMobK4S5LgeZ0JfnU3x",
+	"u18Y2ZWMrGU9V7KGZ1jHJj+dJc3P1mb40pVn34749+ZXi3nmhG7fR0g/Vx72CyPYhhF8MtsGtZ7IFOkn",
+	"MvYYFpbpYT7dYEFGWZo8fqXtC19pwED4x4jGGiHQpx0tqT9a25a0GiKH/9bv2ai792v8+u6b2Zvf9h++",
+	"vn1//1a+S7uLf+KbaC297BNkrDZ8s8vFuov5cTm3Ej/TDOVu6sZtUe4w/Vbu5TZsw2J7TFjtlj+bzXDq",
+	"gRKoRKc6ziOu4b/1cbPhpMsqGKMFLAM4w3ujSt0RrFpYzd7EPnMPfHjSnWmCKlgHt2UpaKsd2gpcP2eC",
+	"Gzjgdqle5IDbYW72gLdxtrAFP/eTvIEdfpmt7T9YzKG1JEG/3JcDPhnzZKCEvbK4D17/AlGf/PcUkWxN",
+	"TnaDfIJeuQ1srNmCF9lev6uw5lDam/RKL42HCccTylqFFlwUJb03XXRKrS2d1gZW3jKam1/301ySbUv4",
+	"wJ8sV1SdNGC1uWUcrZnAdyQG2Fa2+3I85ozMDId5s3/7Tfpm9o59M+/+ti/eyHd39154McgL3k6gv9Jl",
+	"l8azCZL6VqanLflgODdaqp17GoPFl6eL1XgX8IDbvTEDyEfvLl/jhp8ZOlQe2B6SHO2VxCyr8UzpbAaO",
+	"FxB6rNF3oymJbk1gl/pOYpSA0LNtIiXy8FafawzcUp7K7yhJzCKBg0DnoMR5e7S56h5oAi2Q4EpWvFm4",
+	"Hrhu9TJT/7FxINbXuno1V+oPoObPlMX8Xis6mA7vWqPOnKTXgqTHmCbtujM5dCqnQg3WDqDSaOM5gOY2",
+	"QJr0+r0IbSqcj+3+YtCgAq5B/qfGbm3eX2jkSGfv/z0Yw6AzTvlsTbtf2sriBz5nJNZ44IeIzObSeEfd",
+	"U0G8BFXy50jHBaWBOUFz+WA/d1ZXz1kr8PyqKihABMIGNhR8FwWRh9aaatzVDFl8JRQVNb67zUe2+aga",
+	"zqXuf17o51uqJrEc83TmDQZ6xgvrd1l4AWeGTSp8KnballNeV01UMnY2WE7tNjaeyAHnyfouo82pYcZj",
+	"khIPGwIULY+jlpwnAs2x0OrYd2/UeddOf2MT++hJalbyiFy2qH+7Oj87L2Ie4Kb479vp0YVlMLSlNpxF",
+	"8xDGt/t0pk0tqmXZ/H6GOftUdjh0plis5dK901lZ8rwY5W0sSLwH3NYuyopYFl1uKQXOB+NLWKdGtqY4",
+	"VZ2XL+bPNrZeq6tTDEFzgR328tlugJXRq/YirIwOL3qiOXuBRHYjSB5xaDOiGZt1gOZJluMGhbuoj6Np",
+	"7g5kHEVTMk9wRCyAEBi4OTNOq3+wifuLtfqLtfqLtfqLtfp397jMl+OLnfsF7NxP0VXrd9Kjj4lAgPeg",
+	"PaqrJOzLaL24dFARgGIhXROI97OzN34ecokri9h1W8GZbEITZPfuBRmoP9Z0Hbin8IlpM3W3y/flc1Gi",
+	"MJwspCEi5cVtowEr6xeYJKkJQFu6IbbPE1tBi0/ruKjmbXybRbfEi5iyWmtWXnouW/CAeb8DXby69q6K",
+	"LV+PvPF8mku3wkzJg2Ag5LWIl8R4KwGBFpT0BhpCqt4TA7sDR9ysx/kaDrHh6/xt17IFaqHL0A+N/cGz",
+	"uubG3RImrgWJ/eOQnCdH2GRjqX6uA02kji+F6JSaD/ItyNfFbb4+5aXb/ExqnV/cjZPq2vV0lPdTnqVQ",
+	"eeFXgVauhw+FIzcpehgB131eB6reEZs7MVXE1h9w3v5muG1t6mJU+MYsZSY1FWExMem45kZIQWNMkyxt",
+	"mAeE/g7gwNUbBkYXbWlmdBvpc+kCGFXn5+/DRgNc4TufWvHUfLaBEaUWA3SzcKLLje6xd3HS1FVBH6q9",
+	"6C9q+DdcThHEcRwgXIfZKvC+NPSAvOc6FVqeU97EpewCkbUth7q4QOTBPNMGKY/EAeIsIpA32T9unY67",
+	"aR80hiTaMijclLOnb0ZaIZBtZCxVVvGfYm3iVzmonCegIxaOdWqGm/LTqpb6TWfebQpLpJHI0VbIbw90",
+	"xHi4HTgB0DxRixMlWVxSyDi9qWPg6eiYCklZJOGYgIiAxJzfrqYRfgBH0QkqFMn2XKH77sWsnI+Vj4Kz",
+	"cNXbVzkAXmpsovqPTWD+uhwyVCdNOGQGnmA9Zealq4YESvBKIAfqQAcvKrk4NN0fgE7OTQVSTFAdmwYb",
+	"bKFtdwTVt6sdsk2TQT77ZQt76k3dHDJyR9LwADGuMTXM1TamDcBOOEShxuAMD0yIP2cExZwI13YIDamx",
+	"QFH/q2mGslK17N1iC9mwBvNcPVMlZdK7N+D9YSO+VshCRe++Rc5Vvh5MCpM1XOO7wdGBYC+1hvlPaKuI",
+	"48Lq0w5J9AdVG55qzkiLmM1cd7syLWhFy/tRzSLHh1o3ctElrAtAXIqB4TBZ+/lcNwZ5/2myCAFv53pw",
+	"hGK8CIYsNEhKxe8GpSl0/UNKtcAiCI0rQjZkmkQSfAt2bSp3Ufh9f4Bs3MAn4x3w+JXQyIdiyu/hZs8Q",
+	"nmDKhFRtYA1RAXBOu2hrMKUCmWx92hCh84nqyhoRSxwiKuE2aHzmBZFGB68RReANVpsNunkcTUm8u+1B",
+	"v4itXw15iJJM0DtyaqGXNXGq82oz/KALQLiiohcetOaCk3Ngvl6sj6qT0At15AvF9ASmrneSeyVHwAAx",
+	"PNOxtcCacT47idXFJYkg8JN2nDNQ+RqA13J7SQyprmnqg8x02cW14lQL4OdqoOoSOhZ05tbDYpXO2Jm9",
+	"65Whp95Cj+r6Eq4XWpQvycfGjf3RNUKt8Ww06YBXOP5Zd0k3/YVzMJur+s320Fzz5ArP1jVmVvKOqRBl",
+	"KqeGVVwQnAq09/7rriKM79+/f6+YyOvBUaBPsiqjA8kd6yHaetPtqgtA2QRRWZEVm/Esveu2322x3k89",
+	"OSsXNg9D+dxXdo5TSZuS4rRJN6JXJM84suSAb2x3TIqSFZvUlAxQCCokbkgIeAQJoRISO1vspbMNTLez",
+	"nD5vOuDGQB5/JdA4wZNDjZScJ7fXCalQlEkTd7FCI+VmbrF9+5akOq/nqc9qq7RpLVrF0Fj3zU+S9ex2",
+	"0RTL9WrMuVirxqN/GvIoV3R4lCFzwnonrwQK1fh2C51IaMDtPOkhppxGPqVQ34Hu14VK9r4VZl1nmEdQ",
+	"eYnjZL3va0YfkCARZ7EokR7K5Ls3neb0cRWxUa1CNJsnO6GDEQ9SHaKx1wEud5FoypXfUM/s0VoLU7jw",
+	"ZW2Qn8uVr/U98Rkvc/OwXV/HX9Lstu3y48pD1rPkrUr+VtA93xGoG7Uoo2I6KjQL7ef/HVQ1sE6grI3J",
+	"w1LDyHrtW/1eTpGqKw39FY0HlcmsXtkcHr7lHd6NDND9ujf5PL/B1sHdsAZwBhA0++S7nbHbVhf8iVcY",
+	"njk8A5Wi1urAcHVKMJ21b/k93shNhWn+gde15WFqumYxSVq8wfX2jqHeY/CcewoNtb6sDZdMT+CJV+zY",
+	"zt6DQM/8wWZt+NRlZLLF411fl7ofTpYkKGOSJnlmi+L053kybIoFIfm8lDtB/aDWqAHgvJlWF2fdIfde",
+	"YtSG9Otlthn+lum1y/vTGAnYkN4asv/pXJGABbswCQEPDdixqibQVkhneAJoHWGAQrAkjHAWU55nRQ/Q",
+	"7u7uNsBWGQjVZyTNXvJo1ZWwOoWU3smg5JdsciYLZJPN+jZ6xU4USb1kYy5VwIMGjC+rDzbXRC9sYNzA",
+	"SoutFupXTg0QLSP34HGYM1yw+sIupQHlpwyiNe2lyU2MMxzr9KC5CausVF51lj896RFzjmjtEftYW8eV",
+	"d6PFXjzJbT3nDFRbqGhMWKZ2F50abz3GpcFGRlOSErQl8GyeqM0dU5LEIkAh2P3UoWeQM9OwOyP9TruX",
+	"wGbr0/Zfu43u6eT3gDwOXqMIz+fJYrk6cXlsc1BSTB4WtC9UEneYnxUTKMbIff7TVgEAXnb8hDNFHrQi",
+	"4wlHxOxXo3JzhW5ziVRB4xKGoqHs6uhD9JuB+K/6rb59t1JVJfCYyMWIxoRJOm6RA6DKsFgPIMVjlUKK",
+	"/Wppk1ZSGKPcDoRKQII4ncpwKTcL17zhcjv6Iz2YkTbUrLmFOjvdualqtEVPWZNaeg3Nqy1VDi89TWs9",
+	"iw7b0n7gFdK/zO12fdYn53hqKrU2K1GWspZxaQ0SuX0dvWLAJhg5j6bQjqrFBM0APIPP5JSnpdzGu+ic",
+	"JQtL5yDdZ/5EhoXdBuxzBQF2WYGYaDVc2sld6YO6olJ7QSh+OmNRyxfryqED7lSuarf9QGdcPkAaBc3X",
+	"DHjLQppljY0WIuAZjB12zJOE32t2AqObBLNb+B4gwmL1hmlvBt3JP47Pz/ofQ7SlnjyNr4CZDufW49mu",
+	"H4yg87AD33b0GXgKITG5HRvWqSHVXSlnJq6/45q+BQhbPj8N7Jysq1qQT6+9ud2nd1hleNfMBnjK5AlC",
+	"PcxQmaquoGRVAl++6sYFaZT508dfERYrvrSQguAYaIVGaCTlQs8XZjozrsmcUT4tbV6b1SLctX+gIXi+",
+	"jbTHUh7PLrOUvRKK7bKOTOEhCrX7YF4WrnzxRha/p9pOY/0WXwkEiXmJQCIDrBB+Z6CUTT/a/Wurqy0B",
+	"VCoaqVGYwR8IIxikN11wpfcGd2J34E3ObsUytJD1yy0GnoFUmvzYYoOa4qLBr7FwB5E4ubXBQ1QKTYFP",
+	"4nC7zOcae0sJiAcqQSIXaNPstskPt4v6Wt9mgkTxjIDvzI1FQXbNWvvfBJ05lpKkapT/9Y//Gg4fut2d",
+	"4fBhbzwcPnw9/viXf/O9cU5U5lPQDApG9nWFcQ06GaO/ZcR8NoDqR5wx0pCKCRf57laY8E0TTp4wdbGB",
+	"bK6Jo2CfxROPRG3n6b6dEaF3TX6Otti5z0cq95J1sJfMNnruR0tvhpIHwxLEEmqTE8BRM0k4Ne2DGx7p",
+	"JSV+64SgrEVUfyl/XZvEksU+mtyS1SttJ2fby+doh1TavvL6e6937eB4b/cNt1KpzZBmELPsgOpkryE6",
+	"zQ3PawEjlRdfPvjfFTrneSfRG5b37INRgOA0H5HPOIyrmL4fg289dAeH4LaDd1g9pGda68vT27itvnJ4",
+	"PGZdU4JNQrQFQUKUTcBd9R5TCVou0GGC53+EIWs5viWIyu1gyMKcVoYBCmMqin+Dg+t8TuIDa+01CEOq",
+	"bXtUhywlM35H4u0gBy3acqlL7kRD5QG6wbGORwgUWULw+81iyDDTamno5xAJQlCoT364rYelmFM1pCgl",
+	"oMPBiUAzKgRlk22dmCzXP+broWVTPRu1xs7kclwv+Bka94t9mnUpObJVzgiPwLn8ZM2I3gaNftWFuWg9",
+	"WOmXZgbbBLnYQNXbDYTGrXpuUFy00TyYylVfp+c5K5mBXaTkjpJ7D2KNkHSGJYkHS3j3ddOtVFbjcROp",
+	"VWoH8XEDyVTKB8bTYgFA4AF+MxBA6/TUCpYnV9XYdXdmVs4vpMcQ1HZx9Ul4Ns13T9UL0Px8sWrja4YI",
+	"2CxaVcPASo7a7fmuKoKqkhrXhFC9pSxexx36R6pxI5UoZa7i04SpIz9v7Y8TfJ4AtNqduxLuxPlMgBLD",
+	"L+kobmBtLD5RwATW/WgtkmxKNBZGKSr2AEE4xhQLJBIaI57lNpx7wCQtktLuV8BI8iy0IMAxzhrgJqls",
+	"UiGDgawUoxmAp6fk6BtvT7kzQQrmM9Olo4T4ZrlbbTX8LyWRLKlDGndmOeguHPSSMFA6iO62Vk/3qkvb",
+	"mEdgeUYA4dRb5aQSd+rVWg7r2US5Ns8XoMx5H5sb7YsOs+YCDqq1srl0uaLtf/sVbVVSW5dMFNUK0RY2",
+	"gTgBElOcaksGeK9BhBVTgghkD4/hBoVoS/0O99iqr+FubLumHdUi8O6qShPnno9vQ4JnacNeBPvdIhKu",
+	"gH6vzm1zR/GlZNi8g3ae/w7UupisySfMiMRtpm1GcmqLL4sv0Eh9RawYSxYHTmwBtpEFOmF5BU9Bv0LW",
+	"Q80P8rc5AempeqGmdy03ENxPObpPuSSI6tSH91M+K+ZlIAzE6ufOjapw5Td35C2P0aYv9hKR7Y+6385M",
+	"N3fN3eV7ydt+4fC9NTTMlKiL45qPIj4jAo1TPishXM+p1d6kWguRkEmKAcvonqqXy/sAHLdA5Fyg4/6H",
+	"/qA/urg8H/SPBv3jXF2FkYb0dEdCWLOm6JgkVD1qdVD5uTbUd8w6kxjUTxqHwt+UnqoLE9neLy7E2l/g",
+	"WpBUhAfINIZYNiMpjYxhLhZoCzNEmEwXikWP6YRKTdi2h4ynyCrvBdqKsCA7lAnCBJX0jgQIo4RgcD4I",
+	"/xpaL7jtQyCGQ8Y42wFjTKDNq3JKBDGoGOBCZ7BO1NuvH/CCsm7lCSAwYyQRQ6ZqaG+GMWjujLavInrG",
+	"MwoGzjWyqLvhRR+DOpgHrFqxWu6abAMxNAgOihTGhC20McpaRwufTbW8trmydKAOOsLo+NTaTcFYc5jL",
+	"SG+7RiAxNse33ceg427v2lFasKZrgrvymKSG4dWn3x/MCG4R8YAfn4oVJU4Jyx0k6sXUIl9iSXQmimap",
+	"e67kPMoySezC2RdIr6tiIt1dHLIt47OH9rrbhxqPnMpaZcblVJ1sxXsamB45JUOWO1oyEzeugX3gMOZx",
+	"8O9KMfB7XqyXGsEEq7he9Aqr7pM/G9C/IwMVsmxjoeqRKgiAxRLT1YcB6hybsuXwofLG/JDNMNtJCY7V",
+	"KUHOx9UcAQx+eZa4YuwOZT05+6n34eR4dNn/+3X/atAJ8l9O+1dXve/7naBzfda7Hvxwfnnyn/1jKHB1",
+	"/d13J0cn/bPB6KJ/eXpydXVyfnbVCTrVp6Ba+u/X54NeJ+j0vlf/OjsfjL47vz5TxY7Oz37qX171Bifn",
+	"Z6UPP/e//eH8/MfSb8f9Dyc/9S9/Kf142j89r/z049n5zx/6x9/3KwVhYqXfyt8HP5wfw+fehw/nP8M0",
+	"Lnq/fDjvHY8G5+ejD71Lsy5X1xcX55eDvlqt45PeaPDLhfpw2Rv0Rx9OTk8Go/5/HPX7x2YlBv3Ls96H",
+	"Uf/y8vxSdXR+3C/+pdfk+qz3U+/kQ+/bD31n8scnV+oXGMhl/+j87PgEFuq73on+9eS4f3pxPuifHf0y",
+	"+rH/y+jkbHR91fd8uOxfX0GNq8Flv3c6+nAOm355XV519e/vTs5Orn7oHzuff+6dDE7Ovje/9L7tnR2f",
+	"n/Vr+/ft9dUvqoujH/rH1x/6tZYv+mfHupnexcXl+U+9D3D+Ti77x97XvHSD1nrKj4liHYS116tbcliC",
+	"odWMSkpc7/a6NX9cpEEqtc6lqjPHcpqDMuJYu8SjrcrVAnJYuVzbXg1d4qfbP09pNEXwEeBaplQeoDDi",
+	"LMrSlLBoEeb5IijbGSd0MpUowvN141I1+pvrHpbjvGhfbLTlnFybKcvCf/EUpUQqsqQb8k9xXuIpl1HP",
+	"Gg+qa+cA4pW3Dcaej9sdqH8gv2Vc8/0eh1rt6/FKICgELpY6r5V2s73XJn6Na1QKXxgja20JUG5sUaXU",
+	"pOIsUVxanS5uN4HILfXiUSehDn7vomzJdNEbS99qXemIaCQ5GLohxaKayKWqswOV0JRgtZICLwTa8hC2",
+	"Q1QjXKUAhIhziBOJwX3G+J5W5Xubk6zx0Q86adaYyC7NmI1AvccLtFWjRduHlgCcHl3APdTeqHBzhY6M",
+	"Uo0Aut2Eg3qiyLailgZtOXRr23oGCOMXYFGy0FaNnm03WRWMhNPshK7LoK3a8m7nBy7N2Cuhh2aJtb+/",
+	"TPii4n/g92iG2cLQrplR5Ctq2PZ4PjbxGa6gXcEBgKhb7VB9w2NPaA+x/NlKrqoieXvD38DBqQVSRSGX",
+	"V9OVOVO7A3Tw9p7r4H+OGQppbP3XmeuirgTBknf7Mn92OLmuA/shyFXaIw049j3tOBKCeSPcmL961UNd",
+	"Zxk90f7VLjfZYGS2Vmjf237yTJvFSXzOksXGVTCm2XZWnroBx9ekk2VpvewycBBMYFOg6JIAt2tFrbUb",
+	"59YtWSCeKoJ6S+alHW8L7f83wdnlPGoZQuQb4M7lxRHa3+3a4MFAMQx0TCOtmAK+QPv95++M4gJ4VMAv",
+	"AiMVkzHEe/rS+qqBp/Oo8a7v73ZXi0q2Ed8e5c4hOtPw0yAbn4m9VZmZjUAMul2dfuJmIbWRfJOAXPnE",
+	"tRF2fViu2K1XQlfaf7M6thCsWi1ubtHL8kkYn6/6/YXF8/soQRBI07eNJL29ZWsaYtZPGW8mEZiJrso3",
+	"W1ux5xHj+gZsmi7XetiE/cI77D/SepEP6MT4jm0aBjXv4ALLafvSBXGA0K1y4qtmeHYtCSiOQByUAGHv",
+	"QaSdcESZ5Dqkxc3JEyiOZ8hsgvhClIJlROEn/WI8hmD8/oRy6qB+2gKNMGY5DOuQhZrOhNu2Z8XqWgha",
+	"FiMSTblGo53QO8LQTSYRAPyilCi5PuWzISslE42puIWqCRlL66yjB28Um+sdQNjv1cmfSgu/4Sv7Ihat",
+	"8nlb72WZmyov9qhAB75Rn0bzqzzvY8Vckk7WyjED8Wcz7HPyEDKmvNkDjbC75gVr7reYhZbgxfMaMetl",
+	"saWbtFMlHG1jwxFagtaisk6npm6OlZl1QCXcq4WSaA+QQedG1tqwHeRQ3Lnoy4qcUlxAbSxRzHPW0hjB",
+	"dDEQbnMsh3dvjAGsHVEtIYmXEEHqSrUSynYd96NN4MhpNB+kmAklYYHonnoWeyrlXK2E+q9A15cf0JYO",
+	"9cU3CdmBrwDYLMj2M7Bm4Pi3M6CWL4de/KUnbsUSmGv3GCxRkBS5aAUAxeAZQVvhf/0D7/yzt/Of3Z33",
+	"Ox8/7QX7bx7/DdITCBIPGfiahCYzX4imPIkFBEBrwxwK/0rUY8PFV7rMDqS35emQhX+FfmP3wy76QWvH",
+	"II2ZNs0KEqUERH8WpQuNcyKHLAWJKPyL+b8QUYa+JyZT/iESJhLdKXCDo1t0S8jcWM/MOwVd5TYzd1H3",
+	"urU9fPTvanHA6h5n6vBAkHFYOVHhofoppjw0KQAsJKgaAZY8RYJIobWBx6PTo4vR1eD45Pz/qANSRhcq",
+	"NdsJOuY/QugUaTHlXk2BzV3S6IEZt3axjJd4VVa6ed7rWh3zpt/VpkAVUhiafXmlZ/i2HHeqeLKEiIZM",
+	"0glnkwFJZ0vN1zP8kHvd+1OraKB9+0YQnCa08DQWSPsuQww+jqaFGoEyk4BlyPIoBYQleuPi8WBdJn8z",
+	"0DdKVt4+sJA+RMjcAG3TmFCpvc6114EGuE+lmqiZiLnQTEJKmiErJ4y0rpUuYBA4Z2hdhHHF5gmpWLj3",
+	"q0Dvey76cEnz73EQb/IM0EVznwYP1k1lch7NbLsdKdZ4v2sTYLoT8QDYL9UX6zP8HIXL89G323p9ncTt",
+	"obj1vDaQtbEILnoB2rEJ+bkyyj9Sci4mtQHCvXgRWUg3fZXHGuVOeibvJJ7ThvfPhDBoxL7fKdw7qjnC",
+	"V/STTsyJNqxrSqjTSDAOnutAKxkHLyK/Pfi50T1knqyrsVwOlP4iPtBrODlboBlqEs35X+Z2IZ6uu7Dx",
+	"E86ntxyWPX0SPV6+sk8cs3d4eVBX3e693F4MHACgQ/rcyn1PxPLhehEI7OrZ8/kZQxC4iG8PayKvGq/J",
+	"lWgSq/JTF8NwE59XeBijKyy5iRocsAKENPwEpCiwaKQH6BPAOaJH9BhqByEdCzemdwSJKZ6TunayBP2Y",
+	"/9EIN7c+Uq3Dzrzptkng7YAQrpv7+7HsJeuJjHbxKeufq2TwCeltDdIUv2cFadTuv3kmzwClPIO0m5Kj",
+	"d0Nms3pqNt+kaXSVzpBAkscksYqM3XlKIxLqXCVamQu/IKlEm1cCbekEWlBJfAXfRLh9iLo2rNKUp2Ko",
+	"PZ40d98ipejT03+alSmvSmCgulxrqv6cQ3PJKZk1ABM1w5k/Mzvm5sdazaJZ8fiiSUJNagftBGHFFAvN",
+	"pM6KTTFagB232LBy9s0KElQhAxZr4SyFxpYvrYK7Qs1JOJvSecL5dh3ibVNKPtbNpzFJD9E8JQVHhnWl",
+	"FLPWQLUDM4iVIANPSaFZ2kt7DJe8N5eWr2vPsP4ZouDsNBsQUTfMtBSTTLN1LczPjXRbI07NrokbqO3y",
+	"Hvl6rzoPz5XsnJO1ednONN4KjrvimoCj2wm8b+3RkaVOtAg6mv3ufq6TuswYIBnJTKDwt4xkJAYjaYIl",
+	"Sbe1WTUhMvd8nHBksAe5EUIiQAE8BK9fjY+qFbc22Su8enWBJCoYxBabYNlJdduyRFKJxe2VTLEkk8XK",
+	"JmoVSndrHY1Oe1TqSx2nKRCuw1LX04d4BLVKRgYurTKdSiLmOKoCKADw+B+uyCqiZj35yiakIWePqTcg",
+	"M8XlEw97PMYpuSfr5sqapIRIE+rTvlbGIpJKTJlcPDdt1qmOXKrPB/BEj5Ynwc+TXJdElCaGwMl57kup",
+	"ZZOfF6r8KS5SobfKuK4IyC7KU/ubX2deaJYACXDToCkKZ3kqdioQvgG6cQ+c9JQ2TCebSy8PdzXFKbE8",
+	"jeXbEzomqriOO5hr9LQCqbh49N6/333/9n91yhgM3Z33Hz/tBa8fh8Nd/Y/9x//1b6ttoaUFD3wbmk/D",
+	"e1UUQ3P2NP8/qHuRmow7a2VwtWm6QTQBSckE9yVJwZbuop7I/fJfCcg/7JOMqAT031RtOKoISGoLxjyN",
+	"yJD5BSUTgoKl7uYgP24QDJFmTARDhvPDpg6kSShsDp5JK+sLUaX+XNPV2VKfKOVn+cvZd1ck+dVM7er+",
+	"eaOM9OxB1NIZqQHlI2s8kHCo+kx6Ie02vqieDMzLhc3NL2k9QbMTMbSUqdDLpQvDPW4NCwaL3IALlndf",
+	"pOKq7N1S0LBiE1dYa3yRFnAzTTBWgG4KodQkeoIPraXD6nl6OoJoeVLP5OnLC7Rxrt49FS4LxOeEYaqY",
+	"ICanKZ/TqKPYE/6b+g/nEziMPEnwDPs5JLfhxlT6IpsbJUmxdcYNSiM2mzxLNvqv8E7UvGx7YP/yRFe5",
+	"hbpR1+DfVL89S2czKwXruT4iG1lX13epwnaCiohFiwvCcCKty7oxzzsUeGffR87wQ6EeW5K/3RvGBpV5",
+	"ciXJXDSFL2oVjxH2F4qDM350lEFMPmh9ciP820PURXw8JqkYMsZ10e3DPLUBTpJCsINm4NrDkwv8FjCL",
+	"NR+F5XZ8RVGJICwiT1rCueVy2l1qLUDNwM8oS0ljX12vEm9+Ud6otVPsn/pEU48SO8+7ouNlTaYEUQZo",
+	"wUlKcLzQfLpiiIbMCugBCtOMMYAh5ikKDZUSIxzpnLt2zw9cRnnIQpsra1fxV7s1Sdpou1FIGPQUbu8W",
+	"f+tAxiFTA1UH61D1+yugiDnpu4Ere9N9j2qxlYcoVKciTbO5DMFLTTusAa9XCsssysFcjdnRyCIQt6T1",
+	"EhC8JqxuQ42HJ8kNjm5Dva6CA9uofbiEEUesNKL4UlWexCOosn2oJJV0QkKE5zoWHBSn5AFgDTHSaw9K",
+	"EC2ADFlpv7YYBw+fNGM68FK1LrR3HuwfgxR3JjrPjn3IVIPaAz1J8i6FTWxHGcJpSu+wUduW8ZfN3oDS",
+	"zIRv5WunEZ9gPUBnlpbQHgoS6ORbeRrUhdOABbxwkCt8icV9QZEaVpIk4LGlCRYc/LgInTcp/EqolStz",
+	"TLYxgDoz8No/i1S7xhJqQDT0VHyMQHVNHFaAsjuc0HhU2HztL3hOR7dkAb+IbDymESVMjuYkBfRtLVPC",
+	"WzhiXI7GoAEEdeiUx/CTAayBoS0SjuOR5HyU4BQGn7H8SR3NSEzxyExH3f4R4AWMyEOOmgQnieFkZNG7",
+	"ddf2X0BVRhnDd5jqLSj7gIxuMrEALxXtFj3KVxTU16MCqqmYzIrzeeloy5tjhY16QNfbUduNJVUiqfY/",
+	"1XZeylCe1RDMtk+MLnZvT/XYNIcHVw9c8/EoljtTr7E0UZL5z8XhyH9yd9P8pBm9UXVA1UVWPHE9yWSi",
+	"OOXmSqd+gIiejesHNZONo89liAqZacrH7rpxQyEtYqIN5WlfmV2deXlTd1Tam5xxWTpSkJhSHavtZyRt",
+	"d9a3SAHN75l6sharoCjUuFrC4XryQOe9mCVoPsQwPL+0aQWyVvKie5g8roHrrJhzjKvzzafaKMLVF90N",
+	"W6+YIYsdvSi5LlZON8CuyIvyi+geTbVAFyRtLgHqxZNKPEn1+4VV/q5wanfHU6pa6qcyLN9aXUCMDk6o",
+	"XKxnwcKxaoLekRYAaSYIMJfX5SIhXh9eD2w+a1syVbztmmPxSQDNIIwGUxFtSYJnKJpiuR0gg6mItmY0",
+	"SvlNwicTyibqg8FdRFua9wCUtPm8hMvroDQaaEYHr9F7RiEgxet7NKaT1Wl6VO0jXRbCzZb4+Fu6ubpB",
+	"rTvzBaF7T5w7iPWOXCZ5n03whMzKydddm+QUU7YmZl86j67T5JlBc1JxaPIHLKYST8RzrU56kRq1RDou",
+	"KYeJ0C6m+jf9mNlAV5FHO9kIWa1F0udlu722yN3poE1RrSVyqpU8NKqhV4InmOFKouK9NyU7z1//gXf+",
+	"2d15vzva+fi/bUX3Ny/wtquqrUdA3WQ0kZSFgWYGYvPug/3jMM/p7kY+vRIoNHFPF5cnR/2rUt58055i",
+	"Z2jiF9aszqxAPvVd5Sxt4qUs5Cc2rkBU5iofjAAcZFxNsO03U7e54B4duR9swhm179Jfmhq9huR/5GFO",
+	"UyI05kI7QFLHSaWGR/qz9VDX6jUhqRI6TX4nnBIUE0btpdCgWyjUY4BETiUdi5V+VIewygBsZb0pbsgE",
+	"M4uqtb3bwrXLN6YytlRQ9vNqrbD/WbfW7NXVTpYub9ZSd+J8poGzhasPQFViMtiwStRNRrA+3qvTLDzm",
+	"XHuejN5mB9fZctOM1UWWshOO5y3RvPQI+6xW60svrYRRO8Uc8op6UwUQMR8V+Wo1NhiNc0IQKuk89Mot",
+	"lFnPyFFLTFM7pJO8pgNwSpmQaRbl/g8rlTmup93TX9slkIZLhcF2MoidsSOyNRgvB9Y3L9DOWdX0KK2u",
+	"bd4ddLIMVD0ld5RnYmQP+UifjpWLXmDQtRmHeZnA18iIM22qXdthW7/0FcNqI8equ5cPvzCo5obUzCj1",
+	"vCtTOZ2lQBirVvFch8AlDGY2fpKmuzKZ8etaoHkmRyYERw94VHG7qlO2NeKdHULVkI7maYd96bYsC6Yu",
+	"ky4vhqXORE7iHB7M/NunBvZrsb3Osq+E0RuqUurtTPg9SZFg+FY9t4KgrdDRfIYBCrUjSq4rDQO0u7vr",
+	"1/Q0a8LXx2W2a/R9RmMCeet9XhqAtfeBlhGqyuHXlkn+5HFapAaewKRzgpBnwH4sYqhXY3DONOz4kiDj",
+	"eUrGJE1JXIxleZOZIP0Z/5U2Q5m74lObnOrNT5OH/FRyLOZQq+u9fZe6Xi2zYnPi2cY2XK0UfhhZGlFN",
+	"ylenEg1y4aAaoA6uq1AbZMQckx0Qle6nXBBtN4aU5SH8btONO+2UhcR1/VU/rfcGwtTqyEh5tLn9tw9y",
+	"pdTGURGNVfNKKJYkLKh0CFZKgbZCh1jbHykDZE8sBBUSM6kXa9ssojb3qStnTH43C7WAcL/Lq7eJ1bnA",
+	"qQe0rLYAFk5sHWxH94Sg8BNKeULywDkA2gpVr6HNCccL31CwvqryGlAETlTgrliAQh1Spw3eMdFOQGm4",
+	"i84hm60+lmoV33S7iOGZEoxsqFBjqF3rZbMHwkkf1GhpbBFBV2q7MU2TM9D1N3pg3OWrbGDDc98mKVKp",
+	"fZsaaT3uUJ2rgkNsJ08WNZdJk9RJcZSzfHYFP67aA7gWT4q9XOMYtMJSqi+yx5Pe3otOUGRwze/Eauo/",
+	"MGNfc0ZttsnlZ5vk/qbwAXerN2BR8l4yz42AAN62wtAUi9GMp8TPhagHsW1LL2LRcmZTjMYZ9aplr2dU",
+	"omw0T/kk1Z6PlgmJS9LP8hNnL24J/rnK5dbrwZzTih8lFlFHvzxL65620BM4vMjbvX1PYw3wuu+sF+Uc",
+	"01QE4JDkgELuevC23jX6qdR3oW50zOPhls24LP5v7CnRzS5/SxqUGq9EwRE0ZBxo8eYcTbE8yp25e5bw",
+	"/cu8Ps4C14NXGeOyKTrIAFmDRaakLKobl6pa3N+TzgelWSxbiZahkA2qW9uKsFHdu+jUZG5hXLpJWxQb",
+	"ynkiFE+pVcZTruNZQi2HUTaBb4qDhzLz0dyI+Bq2K4qIhutjsU3IFmjgGoCyMa6M2ia0YwqY9Bir9Mjr",
+	"B3NWYjcPnUhNSE+xxEnOVQJZobD1g+rT31ZGG8dqkXKDR56vooqNUZcKVyuCayJvXatfCk1qAHnIXbRt",
+	"ShxwZdXTrCGW1by2G4ZZUoS0Cw2vPVzL1dQ0LqVOMUa7CCcJuPMbL6DK2u6/fbcytKxJSVwegrr8lGVE",
+	"u57boq/KDsyH2rjIBASJGaGuOqS6CmC1OhqPiVyMaEyYpGO6OlSn/IRcC70zYOQuXTkffYFreGCi6I3W",
+	"kWqSot79dperbcywvd6iHjIs2vVU8X1/woVwWlh1JSoO9Q2jKxzsrWZ/3b2qOuOW4qKWvShXDclz8jj3",
+	"PCs9EEztkh2g0GF5Q3Q/pQmAa4GbekM+HxMhNeX3JRguy8Hp/mDMTcy0SVEadDTwV7IOh71OnhnMUAh/",
+	"2zwyqlVP7phSrplyR/6cM2YJ3KwzAYTmQW/PTy3jGQMcDd/v9aPPiAm9B4NuwSzkUAVT4lp/9WqhCKfp",
+	"onT59fOqeC0dl6CtqORBlqtYLSBlMXlQTISqMaKxtrqGhjHMP2vYBFVGlVXtqv/GJJFY67sML4JF4WEa",
+	"80bNlm7X7ygIjXq5P2pUfk8yNpr5eRtO+GSe8puN8rDu+vonOjcanfWlHBeTpU1tIPE6ToyMDLmrTfX7",
+	"lN8D+jRnpLgWgQYi6jYE9W+CUXfuxTJmvTqB5XS13KRHVt0tXInzn3IqmP9SJof5z3ZzJZnt4jgu17Fn",
+	"XO1v/aujfd/VR73pI2eksdnqR3dA9YoFEXcmlhNu59claagvHbgj9Wx5LHv4Djwe28Qwv+22Lfn+bauS",
+	"VQzDO0W/VTe6iWWH5dqfwvYsS5LK+wvP5qESuCRODFsfWpOSQQsLCywpIKuskAAMbS1JBWEJQ+yVQNrN",
+	"TBiUMc2ZOs2D99Bqe7LbrZ/61GSTBpftJSV8Ify2eLWDSmve/ciY/120ShrJC4HC+gbd8/TWgDSYlM2+",
+	"ZFvLQLawVByl9BD/Kx0BZ2SXNGOHaMZTkCkY2sszQAIkRFQE0JlMlgkX0k81V+HQXhGTAw9AaPlMzdce",
+	"QSpy6d4Em2k+L4/RY4SCuUnj6CAGYX58dhK3ikVbDW2o/RGaUA3R1jtkkQy3gzyT+ZCpEs5KQrq3CENA",
+	"ppymPJtMUYjF7Qh2KtQYhYqtNQm4h0wtqYZOURxuBb8QafhCo9GwsOX2ROAh02RCpxRUk1as9EIgux6w",
+	"iBomSqD7lEpJimweMNx7khr0EJtzvk6SVsoXT0u9lTvWtXMcvcyY8a7z+I0u8oOkSb05Q1wdmXsqPAGL",
+	"YH5gVEztuDfovurQVBM3aSSZKQYJ1juaaiay9YHi2qmSMuZokZ4Kd6lvSx0HtAHK0sX7a6O0Vgy3oBNG",
+	"4gK1ukIl/D4/G0Eoey6+5nqLM8cpYfJyOayg6xxungVxCzSmcFpcSQQLBO5WR72MwvfRl+flirAYmXIm",
+	"Shz0o4rVBsKm4xm2cB5Krr4YT6l421wPTZC8lyKtOaC3JBbler67WtB9R7Ggb2otrL8VOSmA7VZr0kyS",
+	"6aYtt9+rcJIZa7XR7dBwLjNmsXDAdJLKFyKF4KxkOliHIrY0MWXM9Xy1KHtP8GItMC8rnEzebr7J+Ro7",
+	"RicLF1RG1FSXp3aOC0dW9/aXzoWPmDlMXWs41+Jtdje59Pg1MK3Pw/tRXO+mQX5yFqARLcETtsFjgjAS",
+	"CxZNU854JspU655nSYym+I7kmHylnPRBPXl6gC6vz0a9b3tnx+dn/ePfywc1Yw06tl7BcKAtRSNyyRjg",
+	"3HYtSwSfrJIT4URwRfOGrIT6oWW5Ej5HRffKkA2tGTLorkItt3chkCEXIC8zFhSQhuVgjyiTQyY5fNZw",
+	"7vuQQNdxefWgzD0hf0aasVYntuofmrHPOSVAzuy1dTlqizd6mbFNZKUxROKPzEZjZvJsYvciqGbqbVuZ",
+	"3s9r0fqB35eMTSDs3RBF5zxqhHKonE9y1+DtuAA4dyiC+q9twsmJQoWN1ysyfr17060kpHrXffNNybr7",
+	"zotltSHsYTKjzGbabIpBmuEFEkSivDDaUjOEGNEdyHTGExTap3pki4XBkIWfEJb/HiDK/j0w2SrCAHhe",
+	"PkYhloa6UhYikUVThAUK33fB9rA/NUkMX8dhgGwiTIwWBKcITwmOtw90jgwlBKk2d/h4XHCK2vehgoxk",
+	"VDZqNpQFOlmYyeJrs3pAQLzWWswIqGd2hyx3ueoiAxYDmnPFBYEdxgLTSn6P07h00Pa63SGzoxJ+DOrH",
+	"hqPeEO47MPBUhWxlJUUYM2WuxQ/PqWKHcnS6fQhPjuZuiH7gjeC3g14KmFxwm83Gzf/3//p/HJgw+Ff+",
+	"Iofov1GoH2T4M3+PQ/Tf1Zf4v8vv8KHb6P/9//eBj5m41CGrPNTbkB1PM+KQLwWnBI0pw0kZ1aowFOiO",
+	"Cs7VdtLOeJpPwkBhmSl4V/TKLruHr8k1pPnlNBkjlNCLMIoSHt2uqxb1KQHBfmrv1FjNt6SFjFLO8qu2",
+	"iy6/O0KvX79+j64HR1oXOHNSXJTxTrEkO1KnUlgukgSdh50J36mrLp+kXFMjbtD96ymZybaSJ5cCTlT1",
+	"ViKaGr3VuHvzJnoXf0O64/3Jm+m7X7+5nfm4ZHUsl0SfSXty44wggJsGgZhxYHu3irOhSB1lGOBNFM9q",
+	"sag1gx6g+5qaMNBK14WDuB3TGJxMUqC1ocaHCF0ANEVUoTuSJK2WTw3+MmO9ppOXT1DrIgTMr6QbKdId",
+	"/c6Hzwx9ecYL3/a0WhgLZbC6IHloWkEdPfVQdO9uVUwFnNwgV64Xt3yKQeQg8e+8pGuoifTha6+RsaR0",
+	"oOs9fmzh/dxs6qYz8k+D41PPZjCPn0CU2uYkqWhjLFZFCs8PhBbng8udXesaGrN6Bflyz5F7K91j7lKj",
+	"svKkmLKPU7dL32v5vATWWXWcySw1vj8epq+Mo7/f3X+3s7e3s78/6L4/eN096Hb/s+l0tjuNdtzPye2K",
+	"V54CZ3Wct6lNjSNVtvwEVdwGn4aQYtu3AOLFrWx31aqJOrzqccir6WbcpAIJTGNE2aGJxdMoNTFNSSXd",
+	"hHFN0sc63C2Tg3WIQHHFW9WyAQfO7V+T+Niaek3MXnWuB0dlErChdf55yqtLrIQYcNmiYy2sTHGsZR/q",
+	"ZEbOJbhwe7e94qN0Lms3/TvFeQCWqgjQjLJMEjTlWYpivNjh450ZZ+pxgf81P90Tcmv90P4SBuAvLwKU",
+	"6qQhGrCWzAXawqoGmmEZTYlAxhquftLYrfC6QRoQxdunRF3xSJJYI+JaEfSvajTJQgmcf40xNX+pMZg/",
+	"YWzmb0WFkkVYJkFd9A36C/oL2tt5u9KjuJHarMJLWPNdoW3flKL5ZXu7kbTy1aluWjVk29/MKF9seJvQ",
+	"ErqD/CNVhe6cNrPsL6I0LD1t5XC7PS8Go63QDKE4cBVGOng+0nDqloi+svITmBUgAkZyVy/jUb4s0wYM",
+	"Cta3vdLzZ4gyKvIz52Mxqq+bRUlVdQOpvbSN1c7O49o7xbJJ/hlYsEitRIttzodjAzlp0uqaMLyCiO7s",
+	"dbt7+6/fvH339Tfvu2U6+u5NlYy6SZP+azh86HZ3hsOHvfFw+PD1uAE/r2227tre1/KiFLmSzUosO3MD",
+	"bw61gfM+e1Q5WGrFppXgqpFJ3e4aT8vAYVxquMgnvbOellFVEYgaO0Sh4kcNlD6GIDIqA/WyJnQylTsC",
+	"31E2QTOuhmpdF8rb2c/UifnqW5ImlK3azcaRX4OA8Vmw4M0893q8oua+P7bxXXk+f/6nErefyouvx4E/",
+	"I+1g/YqvNER5ogcqGXlzm4OBndSSzi1ZaPCV/ImhsUUXuSULgaY8idE4JWRHfR0y3b44RKEgUUqkdla+",
+	"T6kkO5Crcet7IlHPWHPErTC5fu9wkpFtn0VZ40qtWqZvdanH4glbUcG8A/nSPWpTxCrTVTR3a6QZa+UE",
+	"41Qxy7IqotdzOs0jvYr7NuXcPq0hZVVVXayo6T1rPF0bgeBqTlj8gc6oh98ETH6v/696mvTmu3rDjAki",
+	"d5/iDFt5PfOOvY+mGvHPlMX8/mlDtm6B99DGZiYAURNEijVFMHBh9g73yuaFLEZad6lulSOuygrbLoNi",
+	"sZzRe1fc4oh7wclXvdMlEPLWwkveZQkZa9+Xob8JW9ioLNz0Zh4Gy8X8LQUpA4OrHmiRJ2/xhB/rio05",
+	"6nwZzihDGI3pA4nXRLytgCl75Dr1HFGfigVOP2U4XbwSyJRCW8NOTO6GHWPbusloUqCqcubNBVE5TbbD",
+	"oLba7uI0HapMPFMgzBdis6IgxIsdc0YaXMdyq7ATo6kjM/WpgT6IYXjL01rh1G1cf63PVwMQyTMSuBuP",
+	"Yl/ef51dH0Jp0ow4LuQgFd5jgXJz9QG6V/MELwlM49x9xfouN6SKbuHI1TL8z/UWXZpe3bSXpjx94mYa",
+	"EE8d30Nzl9xddMRjMmTh1eCy3zsdfTi/GoQH+YLRCANrZWDdbItC8vmcxGgrSrGYknh7yBxbpV5pEwMB",
+	"WRB1kG7hHQR4HgKNMYTd53WGbMKlwfTQITI6NomPNahBkqCIz4iPh2sF1JwDNG9wC5uzDa0TGm0FZL2+",
+	"AZKK6cUQ6nyzQBrAb9doT1I6owxLPd0Zns9Nqm0IkVw6mYIW5AE4S+deHLe6K8jSmsYDX2iPZ9sEHLnl",
+	"FSE6zZaHwIrl5cHnuShvkMhX1dEA6KVqKRHaVLGi4iWUM3Hw+SFcaHWbPgOPbfMz1Ka8KktDbc5tK7gT",
+	"bl+nPNc2tXz73q5mcTTblXfOJsBoLgmO1sfOHif3mJT33ufuZMKOmzN4Nc+70WfCh2ShVZFEmEwDh2Vi",
+	"ixcC8TlhQ7alLruARIwWaSiPR6SpQVbS8zE5MEx0ErgeqtmEQ2ZRzxcmrUJE1RvvI6puhofW0kBqXUY8",
+	"mYGcJAu/Z3aElrQ8NV4A7VMk1K5wQ4LF1D7MgX0FMVvovTnM4VhP4tBw6sUrqo6J2k8AVlWbaJgXyiZr",
+	"c2UFO6aPhsAzYt9fdTT0CF8JP2rcckcgHT5B2eQQQdp5ED7EV5+MI8fjV2nGxFefoJXHr8zJHvMk4fcQ",
+	"Nis593b7IsxW8046tNXjkThO8WTmID/Bgh7mPwudMxTccXORqBEQ8CWnugwCz/cmeOZa+HprgB7AlVLc",
+	"l8PHiTLBgfPp8IHlwEh9Qgwzqjfe47yZTjJYylUL8ber87Mi1UMDBIrVS7/kUlPHSakY/fKFdx/WpUtv",
+	"sRnsAlNhAeJrkTK1pVx3TfitX7lvOaPfbxn5bSfvtmEhbSIu9x1ZnW9uhQampthcCxMxNFlgAX0/PCjM",
+	"gyybkZRG4ECPaCzQFmaIMJlC2qeYTtRF4ixZbA8Z1372+hXYirAgO5QJwgSV9I4ECKOEYHDJD/8aWhTE",
+	"7UOQcoeMcbYDqD4BtGc4CtWgxujOY9woQ/OU3mGpTbkCbU1Sns3FkKlijEuEx2MCHiQ+vgDHM1pkGWif",
+	"tM1dofVqwvBO4nWTxEGoWTzgR3w2wyxuTmKQXmJJcv1xJem7SV0NURDGr0cRtBte4HMAsoV6QvNdV40O",
+	"We5wtNfdPkRzJZ9TWatthV1433nGdOb3IcvdmnSe8hmRKY1EJRX8u1VJ7X069gGZzRMsiWgJ1WvMsL4b",
+	"5dZ52/X15YbLVTJfrPS99bg/7g32ugdd9f+7e/uvn+kCmXOWdeAfEz6xkvc1LfRs+cfgqc9YbIxip6Il",
+	"kJAPJTJPiqczzcWB9oSAJxjEEzTFLNaIlaEqc2LjPu919OEOjStuX6rUmnAUz3hmfIyr+maQY2KSIIHv",
+	"g6aX8BCFn4ZaYht2DtCwo8H0NMishs4bdh5DI4AZtZiaYcu0vbW3/v9j71+Y28axtVH4r+DV9+2KNS8t",
+	"S7Kdi1xTs92J0+PdceLxZXr2NHNMiIQktClATYB2NDn+76ewFgCSEmVLviTubnVVVyyJFxAE1n09T1Vh",
+	"Vd5infaaWy+1j1x2DCm+So2xSq5ZAoO30fy6VbsoUb+Ivxh8QCOBLtkUgHDYgH8BMF6UZj2cQ5446MEt",
+	"Etks6NxPOK+TjCmFsa1+rrUUSN0B3tS0nuWsP/24kPbZJ4eNWH2hvJIMML6LSDmNWjRx8G5XdWE92cvi",
+	"NwNFT+YwV81bMORDRHnIr5i4e035FwZvpzzgRYun6JTzyVEXrsBWN0doWRevmM3Arkzm+oFfLkDhN7+e",
+	"MH3N2AKeV6wheXekbvv5CDmMbj3GEiYtoDiSSr/PEFdvWkvEKtGaIlZDWm8EqxDGARmZlTpT5LMzalRL",
+	"sTqbbz7/0t588/lrO9i9+WU8Sj7XlmI9pm3xr2duVMwGa+ZV6kO8u7u0HGCJOn0Ggsft1NYKCmopiV+3",
+	"M23rfs1DF/2I9akqn6Gy+td4eZDTZonRb+bNwzVqH+N+DYKVgdQoadc6dbJADrrOPMWyKx4z32pVeQxo",
+	"nIaU1G6bJCzlVyzjTFmV29wjccpo5lCesGfcMR/TIeX17+3WQjRMNC0fXSzBLZyylMW6nB6aJVwopMG1",
+	"a3KMX427lzvi5eT1b+0MraEvtVLgfh1TWbrkCjVH+qevvt5yB9TyHU12Zh7UGLRo3X8yrqlNCUJsiKsq",
+	"oLrFUfd6dcyoUASodQeeXGq2+eB2HpGl1sG70hkrdh0VC2/Z9eZ8VPuSlzjt/OTD3NuvvPhbXuTz7Lmo",
+	"Du5hRRQzD/rYxRTF5Y0Ym96W0HVAC2AI4mkFaCSRuY7l2Oa0jXzUTGlioZ1q7PkSkGcN6Ob9sBevFuzM",
+	"M5erB4WKdRSKFG6hcUawmLI03kIssitt5WLSod3+dryT7LKXg1fD16M3v9Y2f88L1mTxFS4XtY/v42BW",
+	"nIWlGs/LL6fEe1o7DCzjeVsLRvX3s7NjxxlipVz14lUngmsylJoIaa25evBAwb7c89mXA1dzi3017p47",
+	"MYxAMLg1GHgkbIekVkI5K5b3ElvyMZqNZnf5d+45qnnCxxKSxZQ9maSsqN8y7VetunbL5jGe76meqVDc",
+	"D7UwSyyp3ds4UoNGLvhvObM/W2zE2qvWtbygMAdsYOrtcpX3zWF96NLCsMxfbNimamK58MJfXEN+CV4e",
+	"P1sj0n92VNPuM27qi3hExZAlRQ62At8eSyEYRDBaxYF2sC0jIzEzX4V898h27scSBE0NLF1tLGROUtUq",
+	"xEsuEhDaOJnFPLoWpj1sYJKCQVtZMkUHDpivcpGwjHzZtOeoCljRH3dKH1EWPxMZ/Giy9yll7il0fjzK",
+	"MH/meoSXe6rBnjFVpMAfDPFoF/cyACPFob9jcMeST1gn+EdaT4xkN/8qcn7yoUX2baOls2bB004SiNNz",
+	"oBOT6RXoBDLOlYYscJ+RVMpJn8aXgcsYByTl4nIzlTFNAwLQfDFVgGCfCzVhMR8A7F8uUnNpFyZiGcIQ",
+	"giMEqKrvLn4++OHvnz79dLH/4cOnny+OTw7/uX928Fej5JpVzwIeo7e1hTLUfm+kF9YZJXPxgFssjId0",
+	"Wj5mTOH7BhEWLiirfm4LY84HIUHH1HSPfIQ6BuvwjC0xJLaQQzsesdqpjoVotsykEP/fKub5jGKPv6+I",
+	"YrEiPt+50h5FW7lV+0SqqqQMa/JJzh4Eyca1IooPgTMFGzGDouymPyUYUSX2wpCcOZG6/BXeCAp4VgM3",
+	"XG8L1/taA895PVIsvojI/yV9qtjLHSOUtrskoyKRY9KfamaLrv9+tP+WXLKpA7BOWCwTeHea1VfGPvOt",
+	"aKdkfnnjdOUZ19NTM0LbDM1oxrL93ChS9+m9q0SxVDT7x4dmihrzTJrup4BEdHh5EVVyq1STlBlTYbuL",
+	"b6E7U8AIEwXrB25bTLbR/42bG2AtGUhXSEuRsBszeW5sY8qFplywTNm5K8yHIdejvF+yG5z5MNesjts0",
+	"8L3qLPAtOmbLolNG9g8xcaHIxkHK/0M/nW4qPU1Z6bGaoQC2q/85/fSxRVw3JQge7ytGX0nopFHY6EHf",
+	"WkBCEEvmc6vVAihhCL2GAkpbFp6MdgspVcCYA8waDhvma/sY+CFhmvJUhQ1yY+4QCvYlZhMLjMLIhOoR",
+	"qG/gviCTTGoZy1SRDU2H5Nh9bPZItDWOJ5HLPYfi6O3xCwUPvXly/Dbw7agvFNnv7hMmkonkMHHRfKk4",
+	"7dKoGQpcOjAQc467O7wAd2XSbbUDz5uFLI2bZutRzfspC0W0FY+o3ir4WoCAesuB0Dv6si2oK1LuCQgX",
+	"BeWjGtEJUwHCiapQOBgQsgFzX5nnyuwCxyf8VUz/hGZ0bOe7GRAozKI6FBqMIj/DLzxxU0wFyRXDoEwo",
+	"QoFrSAJdLJeCOLecRGbTyoz/B77vkR9gE1ku0f3jw4ufDv7XFum0yE9sijWhY5qwUCAEmd1CALuA4iTa",
+	"IxQIupMIhOKYTrG0FNLuPx6cFQNRpdHRXI+YMI6BhjZQS+Eb0wwywFA7TzXbhDS35eguAuPmSzsk+Awy",
+	"I2NmZxu1CqCvbgW9sLlyB75jc4fu62YQCqpI9K9NX4Sx+Rd857Yp/fDg7D2JKr8OZDbew8ekZLfdtq9o",
+	"RCcTJlS5wh3ugfMIt2UJSWl8qdzbgu70mFlWSyuojg7P5iSTNFeGup6WzIZb9iS1ZY4Fp1SnJRmH4BZH",
+	"VNAhdJcbqdsotU03Oq12qw3VdhMm6IQ3eo3tVru1jUUsIxD0W3aqzN9DtqDybpbbugcGjuYsgzl0z4+v",
+	"FJeCzABy3MyAmXwz01oRCy3nsAs2zCEWkcmfVlmE9oYqFLgS/1/UaWRz015q017q/PRdtEcih103i4PQ",
+	"tCvpGpHOlZPYSLsGyefzs7c4vhY5YTQhKpYT22TqV7exuRo/Mr1vJ63gl4TJ7LbbM+0ddALds+bcrV+t",
+	"5eQd2sK4LbBH7APYdHaBw2ALX7ub7c5Z2xW+thH7Ex6i0dvptHatTdSgceyycK/HO791v7y6fHO9q19m",
+	"7el/aD92eAmFNfmPXJqhADqY21WAnz9JgeV7N2hkk3Gjtw1ONXxljNKihqZBYyy4rfzm7XDH57MU3bCd",
+	"Xu8UgM6vweovmNat8DAXLjaxr7aqu5c9Y2v28JugdIUTJ26Wv0pxysyVFNOrXEVhzK0sspZ6nvkTZq6y",
+	"9DPVnzR3tSWea/4EeKM77c6iM/222joX1Co09Ox2um/uPulMyiMqpja8A0nLXdybt593KDTLBE1tizgs",
+	"4PGYZlPc9qTY95oOlbHN3TefzcHWiFkoSz9whfV3JYkKZwSEkgmYlZpQBEAjZxzAxjB0JjONzWRGy4Si",
+	"n8lLJqApnCdRi+zj2VAEaPUicEQIpHeGPESdKDMD2h9alwKMEqZhG/0yV6Zmro8l55Y3uQPhGvPbbznL",
+	"pg0vCMxQGuWt7utmOndVE8651SilJ8bspEO26I4gy+pv2W2X6hk7d9cz1pYpWWUBLwNgIajO1aLB+BT2",
+	"krLOXNvl1ufvf2re/CWbAkadde0ii2MOpQILhyEz/cN0xWHITL/nLE0WjgRRirkUeyQyPy81FFi4lZEs",
+	"Ca7mIaCqOMKA/3Rjvnsc7et27S9fG9beNjt7nh/kcyW6clsrCupgc9nblTD4G41eYzjRm7utl5uaZRl1",
+	"3xdYPwWXiZ3Rswzbv/aV4kpTh6sA1RwNZD+o+P9zg9315oOZxmomLc6zjAl9DKxlHRuSPWYZfmE2FPAd",
+	"l3LV5qP51Xy8ub/WH9pY9m16/5NgKOvkwG7Ltfr/3ar/JTTyDzRxSZrfncVg1jLx6tVbDPjFZ9ukMG8l",
+	"YNRJFeBdoG79Jwj5QHfN9UimjNiYUxFtIgOeGsflyGZahNQE79BnCQF8XOOqWnQm45qxeCQxOFeAJgJn",
+	"lDBWQ9TnMgKfvw80ilwMU4ClcH0F0STNh1yoCPpZjdliD8bvEc1gLxQemtzeGo0bbmyajE63MCIJfneL",
+	"7DvTRWZkzJUCSqOoIhcjWxJc5BZfKOKaIgqEMurOJ3h6FAqE+y2I6d1J8Dvc2/qfkU1XAZT8wZeJUYEw",
+	"PaEAqEkFOLF9MxOqgis8ZmNpZiKApqSUJTZkOOLm2aeEplIMe2YkFn/DYWXx4UhbeCZ/PQxtYZda7o71",
+	"rR2tUAAgmlkWGATZ6JAj/kMTMDMdPRtAK9RYgLjY4JnmTcC6pV8csnWYsPFEaibi6U8M+YEz3D8/yGS6",
+	"mi7uc2k2x8GXCcsAKvAde8+LSFgjaPydpRNl25ihoMYovoSMaXbJNNEZEwlkmu5S4Ri1Pc6kZhbDyCZ5",
+	"h5Kmyg4ipVxUL419CunUXMK/U3O0GWgjaJyxeCR4TFNCBU2nisNgHlPBT1impKAp18jgnJjtwq8YjHmS",
+	"sZgrhqEdblEfIAyNzviAKQXZbQA2AYioQcaZSICbVmeU45TB4LV5DlCr6WSQpyircI+jlQTxcIuMjV82",
+	"lEypgPxZNonPM0R3sV8WES464S2jSgTTm32maQuPaMUSYad9EglL7O1s/DczMk6qLRzEpr2sWXCq1MJW",
+	"QmS1qNswMo1zuRmPqHbvBHfAQfVuvlEcmtPsqvBfFi1p1qopoZ3ONKTZrrlqC1pjZ4R6bwVrqNp5cVNN",
+	"DHl+7IoN3LmnDTzhBzbsY19Xb2sLqjtGUune6/br9tZVx0XplzBtH9lSXsHwfZgBilOe3Bl78nRj9kHX",
+	"ZujaDL3dDG1v333Se5n1eZIwgWcsYbhWlfChOFewA3Y6S9ztmE5TSZMzKT/QbGjP213m0TwU7BFLOD2z",
+	"gHc73e6qAz5hufrOZrotxnA20JydXgT2iuxk0TQ1b79j81HJHixqQsrsTsonkxGXzbbgBkjIPZQyaZF9",
+	"m2PenKC5Aj2R0JmjSMYGZurw4jvtbfLu4MPB2cHF8cmns4O3Zwfv6sw9HNs9zb3BEdXxqPF4gZdS21lF",
+	"R3Sq+Y2loymOah3fHXkxpy1eoCWdpvA2zDDINQP0OxhI6zZF8zC1MtvddqdaKQ1prVbWauVR1crO3Wd8",
+	"lPq9zAXeorOEWD/OAK4HamjfYwPB9xTq72xtziKhHtRnaE6YzjMbU8DwyowEd0AJtogHwwNGHE+wjz/A",
+	"sEUopGCQEo9++RxBd83Xm6hF/knTnFn/lUTOeWl5DgusxVCXDolzPvN8T9H9UQr22OL7Lp+93hlfPor+",
+	"CJ76sqpj3qP/DFjc5l1DgZ7UNC1TpKhGb9tGvh16R6O30w0a+QSQp3qNDiiw/4I+r28dBXiw77+Kx/+N",
+	"3PbFjniJ6uTd4enbTyfvLs4+/XTwsdFr/MX+h9LhnhmSByn+pTT+jJY/OKN3KjA4pqKF1xbB87YItpfU",
+	"u0cygeaZxje1Ila1Cb5rGcZirb6aXty3hfSYBDXascYimKQ0Zgrbpqy+t8relWdA7B3MhT1bJOu6XC4Z",
+	"m2CSIxTQ66JaJLJtEWWY57quGBrrnKbp1LXHQBogFJEXWpFlpIMaxRJ8jpAarZAWiUSeplHJXWyFIkI5",
+	"2CMoBiNEBrRJjCLNRONLzDxFUNsa1Rkk2HHxGO7kPdMGM9rQaTeZjRGC0Yt8LkrRweWld7VNbKkA7D2N",
+	"Kd899UvlofwjfH7cWKmfj2+iBGe7fG71fovsF45srRzX7vKfxV3+PlHb76TKUSqsFnjdol0QOQ/Q87VF",
+	"FyXxA0pwv7vvGpY34OwuxhR9/0mn1Q58A0oo+lwYYdtsETtFGGnEPhLbw1JuV/HdKvvd/VC4q5b6TIwS",
+	"x1JOlJnQV3HE9EgmqkeiUyYS63hGZMOhPUZfNVWXN1GPUHJG1aUxUIzIZ6GIzvZPf7o4Pds/O7h4++no",
+	"+MPB2cG7CIE/Sj+93z/8cPAuKpCqEN0UqPS1CoVFL7Kh1sAaLDTTfEBjbUsOCuIKzb7gTOBxtvwhFMVx",
+	"gIde7qoqUSpwXaJJMf9muSD5hGgZCn3NY+ZayI9PPv3z8N3BycXZ4dHBp/MzwIEUHgQTaAiouqzOws+f",
+	"Tn46/PhjFPhLD6XRl1JAuQcligkMr4ciqtCVtjIIEx2Ox2YfaZZOsV3Ltz4RqokUMdsj0Y9MmzcRuU4m",
+	"M4/NAF8gouJzMXRvMhQbuOg2wbzEbr8ATc/IWAq9iNBiHfmWGpxdC5DMVSgocZQ0eARyebklUT8LkXuL",
+	"uC8jFYqYZtnUsX454pCC6MIxXAQWykrZQFlk/nw7ysVlFECNiyCUWLPTXpxoSeqXJJFZ9T3ZJdnEMhg/",
+	"odgBZF4rpExId4eMZG7m3pKbhQJGZK3nPULhYDtXdm87CrPrEU8ZrjdFrmV2aR46YzRRtWPxSG5U2w1i",
+	"i6K7bWIH0GwRI1ParW0yxl3rGV62zMIyE+4/w7uKrH1vRqm2hkxHc3D92l4RhQTZiC45XCmV1yyLqXku",
+	"s9tVEIpowAVNI9fEB1NhNy+aVU2QKPtu7wEOuLFav+jDxIgUTcZSadLpviaTjAtN+9WWRuNUgEgoJ7Us",
+	"Z5w0bgPtUgsL7a/r0KEdxCNWNzlZEworHwLiQlEqcI3VKgBGDGWRbAVWqcZTEtOJuZ7ZT0ZAwsPslZkf",
+	"y+ATY3oJDhOKmsxGe7luESj0NqMMxYRmGvgZEkwRwecAqcEp9jPCkU14P5peMuHiwTFNUzMjALQL8KW2",
+	"It8VhplhEjtKLNdqkf0K9w830iMUMPnd3Ze1k082WKoYiTa3uy/b3ajpFzdPcFEaGWA0CHiD8NMLs1w2",
+	"t7vtdifCVw8q2ffbQbtu0c0WWLc04dQiR1nRDL6u4v9hQAPjGf9KTZ6qorfKxFS4/piLnkP5WijsflVl",
+	"yYbdrX7pwzW67XYPHvlVux2RDfN45vimWewwEe5bSqw/aeQs/NKJyEYuAB/c7kb/UzciG32awFunYxWQ",
+	"Pk3w7eIRbTgZJtdce2CsPP/TjtkoBa+9DAUVhH3hCqkSqbr0h+7C4FAhmgXlf3gD+jsU0X53f/Of2LwX",
+	"2TCCHlFhLA2Y/XZr2496OyIb3JpWTRcYgMu1LYiXQ0Y2jwy+P02NVUHHWOiJTn3LrG+jdSJQpBcfP51d",
+	"vP90/vGdvYjAYRTtlLhjQxGdGGn44fDo8Ozi4F9vDw7eHdhzoLuluj0DYi9//nH/n/uHH/Z/+HBgFEN0",
+	"9OndwYeLg5OTTydRs7Y6kabpfnd/5djCfnffzuT9wwuujccoG6hlK4eg4MugAYEaR7PTDRrmEtkkNo50",
+	"q41sniOZVE7BZebOaZg1chupAlaMMZFUh1Ay/2aH0bllGNXTiqH4zLmdnC+ALtHQGZ9s7nQrrFm9xptB",
+	"J+4m22xzp79LN3fil8nma/ZqsNmmnX433k522O4Ar26bKpDwvvGzEUyJJFOZE7P1LwntGxENKwZ7Dmwi",
+	"52/41iQkME4+fTi4OD89ODFzsUL9XHf/f5QUJ5P4qaI3cIZwjl/dCrEUzE7y6JlF49lKY0ALRWFjcUjM",
+	"vP23bU8y/7SGUg5TRidcAXIBfmxlk7gFcvxQDCQwFRrfvNFr0C7ddF5FS2bDRpVo1wzlcKn1V9AgNMAO",
+	"8iIC3lFRcnFWkZAth84xtykAdmhuS5UWppf6SyzsEiuVvaSzYXHluU/wqGC/FuEx93FunQKTNiYUU2N4",
+	"GKU+JlomdNpq3Hw2j12/Saz14hJmz3UbBau8/WWeZKyGxUXelIb/cvhq9PoeU1wdNOiOlUbtYqV3HViG",
+	"wAXD2S3yGZ+kAsdWl7LutHa72/9GAXUvCYUyCDcH+6K3wPPbRL+gCo4MXiD5Grq9EDZ6odkNYSMIGzwJ",
+	"zT4J7cYIG72vIcwC/gU/h3dNC1ypMNnhDHzv8AtOGV4QYwvmiHmPEg7204bDrM31t/8dwswZm3T1p6s6",
+	"rcUTHz7Gs7qLV29lD0SyanOYkSgzX8GSD82aD+GNws9vaToOgak2bACMhLkQ1jSEDe8zu+/+FFNiN/3c",
+	"rEAhQXVSQGHfd07KwYdHnpE7N4SXI0ttCZQlbks0VpAmCJeFMqMmw7JfEzjasDEjmaHL1YSAoLPjlYtP",
+	"+RDGfHTK2Dhz1103Za7zMI+eh/lT5Ub2u6XtulEyjwNSFzkOiHU5mqVEynFRibcwl7LVumZpugkOCh6w",
+	"GdMsaTlfZyEmUBnICxMn5rz6ZEkzcMHLItERgksEgcz5ZEePREaBRAGiDNg7R2QDCxL6XEYQ9lGXPE0V",
+	"BGGieER1ROAbG/6XggF0RNEZi5jVzQCjjYV4i+mE9nnKtY2BIfIcccB4BCHpgLK1Cn7XRGyjcoTPv7Xz",
+	"kw8Bib72qWIXeZbe1EOctULxgV8yy6jhoHcI10QwZnMk9mZ7iwIyEO7bae+Q+TCOnfdKFgkhnbLkhSIW",
+	"LMpzcAN9ViUQhfLCh/XcCwwFVZeqR6JOqx2RDcBVMkuh02p70DLFRNKsJGHgV5olodiI/IaDbTCgMVMR",
+	"AJW4fEN5IkEllXNvGPJqt7abe0RIP0qZkajd2o6Cym3brW27OqM8SyH0NMnYgGUZS84yKpQZiFls7g7u",
+	"6ZsBuR7xeATjUp4u3ay8utFrKXt4I4ujnCkyYDoeWcyXLPFxaQx3u7mF9t5i6sgA0OY5pFjs5c0Z2UI8",
+	"qu4+Nq9R6HZ9YLDsQQGRq07Vsy8tJvOEZafe7zoLazrJ1eij1Hxgr180Yfqd6sM2tmX7UExyfSQTLJwB",
+	"1wkqghsFYMinXN92TFmu3dJ9fFtNjZUSJxhaGnswEbUITzMFYPxfPt/cYC3sHfCbI60n5u/TyoH3Auas",
+	"HlFB20SgQBtwBLlaAwN0RlMLcTs3Ey3XqQMFu37G3uInp5Owmhcee34HwQ3drP+AGfVGr2EEwcnxW4TB",
+	"Le9PxLirwOg9pGsVagtuglWHgIh6jzmEz2UUv6qH0H3d233Z6r5+/e/ZZmIqpktg6lQkhXnWOw7+wIY0",
+	"npZO+Xxr7ZaRcV7Zg3J3+SUvvJ3KgS4HkOsbFRk9pjoeMUUALcKOpLn2J9b+xB+pgLm7b2FWrMauM9nv",
+	"X8xcb+y7lPpCs/4cwu+IdKwqOXoC6MWUZFQYXwOs8JHMs3RKMpmm+US1yA95fMm0CgUULaR8KJC59Pzs",
+	"rS3MkBlJ6FRhjcCAZ0oTAHDmQpHIXDMqCkmgrMD+pGWENhLayH24EekDybAoaHYChxgjmLJlO/9hmVR7",
+	"BNp0FInhKRBjFy+igBADUu2vYGzmqf1gt1++DIX71vzb8ol6FTk2XRRTPGFqzyZVi9+gQCXPhLKQM0wk",
+	"WMdBPfqMB3XZ2G1vm5vutrtNdIig6idjOpu2QuFCxAAOiFizXJCx2jMeTsyE5ilTkJK3cEFYazXM6Bgr",
+	"XkJhH5kMM3lN+lPSbf+XhR62GDRmzrggnfZ/uZfPvtBYYzn6bf1o+35p3YEieKpp5gk+7WJy7P97RQWP",
+	"rSkwL34ZfDnzwJU4WcGZTzXbhH6sGgLu2cEdiGTh0IS8XmYkWj7COHAjkWue6NEeicyULDUN4CpcQZfX",
+	"kiFD99oO3ZmPCKoHL6W+vc+1dbu79hrmGcGSzjhzDWdKn6uk0YPDX3beBJguRcS5sW+5exk0JrtttzvO",
+	"oPXu1c5uaxtyO5m+fQhaXjKhzhVLGr03gGxrWatVo7eNya/yMLrtl8Uw2uVhdGuG0Wm/6rZe1o+js3gc",
+	"2zPjaJt3ouXcBbarF9AUIXfiapNiN5h5htfd3cpUcuNBncH97Rw47KpTesUwg1s85+ugIcGfcmdsW5ji",
+	"0nN/bdCrYaP3utNt7cC0+DcyebPb6HV2d3ZaL2+qD93pzs4+fjooBgrIT41e9wEAg26939WHkDHjmaxt",
+	"zrXN+QexOdHWLKtpZ3BWe5of3egsKAjVUtHkSUq10ZqkdGLgA7n+Vy4gOBbZSGOE+P6uSJnHlGS5AJoA",
+	"R8roCmAReFC3SGRjqJGleAF4QlsvxxNjUIEpiYG34s5apnj+fvGdkO62oRhRwAfONEvIlEEBZuSeRQwj",
+	"W2hcGNZc2TY8siEzwoUl9mhirTO0RsPJLImKImWuiOvfWoTq/LY08Y+l0i11zy9fGyXSAAj5vGp3uts7",
+	"uy9fvW6goHb2EAaJLkYsnbDsoi+151y+MnbjvHre6fY67dbO7st/F0Um6lBYhlT7+VOuG71OJ2i4V2Bu",
+	"xVJmrN1GqWDJmBRcxOx2mAFX+eFnGuIi5Xu3Z27drty5QBn0N3aIk3HGYCkZ74MLMov30COuX33/+ND2",
+	"rK80ZEfLhNvvflqxWCl3Ye+eYWmnW1dr/bjWj38Q/QhIvVWRWVKQ/tunUI+afdGbk4xdcXb9FI1tUC5Y",
+	"zk8K9kVDVIJcyzxNsMsJiv1lwlJb+8GLFq9Q9HOeep4WRcdGCiTMZQTNpQKf14ppmroEHl4QEnXu5+uM",
+	"a4QNxur/XglpR02VZmMyyeR4ojES5PvFNjKZMkUio1ssWRM8T9R0jQros8BPBeRuPMrFpQpFxoBwIcGD",
+	"sY9EDgYss131GOxQmo+Bqgg9E7KxU2q5CAXF75tG90MviKNCypXRynWa+Bjf61t8zY0HNLpXij95Qg6J",
+	"ZmkKRaBY/nmSK/03q33h3uaPzZ3u8g3vtpTgWzS7+6l2buSOUe/l+llbAGoeohG4p/87B9Vsf6Oub9T+",
+	"yNJU/h/YCWU0n8+FQwsXBntlzMa314Xaax4qkjKagSVpJhiLU3GhNnqN/zWznzGyn9BWC1gBzcqC21gD",
+	"CG49vVCMZvHIKG5gd2r0GrCnuHig4jbDtGtsCcVtjl4r7bXSfmSl/aeqy7K7jRQi3RkKHgZsQbHVTGDu",
+	"Toogp69nMENRsQIVXsyETqfOf8SEyobmTJUJgniCCkvKsfEbjStcvqLRvQw6YSeMXir0rPcIhb7sUGia",
+	"Qius098ULzSC/mgkg5m5nOsbR1yrxd5paS5WNaqAiGRR7rp0nNvRtZw+lWk1j42FPmD6QE+6mshLRjbM",
+	"85rfke2xuSj4btXuCrLb3/0wWUg8ZJvpiumF/ARX8BYWDcX89vhDqc4X5JhgJM4RXsgG5Rzl+4zn2J28",
+	"3Khg8RX9mBtyQBiHgjnFE9Z02UboOoXBmy0cED4UMsMyQGUDKnVP8lvlEapM80Ar5T535pM8n58gBuNI",
+	"oJeBBMLCHCmubjd7LrlI7ApqYJzGSrUlIzVvMSpkjLlSgIROuDF9cVn6oNDmIJUya9j8yN1okI798mfs",
+	"b7ZFJTyGCpMfzt5iJ8HfnhGhUXklr8JrVFnUa4NtbbD9waIsFdX/7RIRxeW3vsYVpXcrnPt7mQ2Zo20s",
+	"62JPamsNPwT8cGZbygdM8zGzaBAA2hBV8GKjgETzuLJR0yIH2VwNUZpO9wBFBUM3TrtBkR3VaJDJzKlk",
+	"qq35ogHFghLBrqsYHS3yESrLKURjAPlhMVR8eWyPl0hYThu5ibXY6UavPIosXhKLvfKyuSJDKdhaGq+l",
+	"8ffAlysv32chyy2++ox4WCzMa53dT6LOvaniApUkLJbVIeU4VRodX66hjH2uMO1JBNcT2tzoTN9pdbe7",
+	"paqfqtW9U2N0L2lb1waNHyxnVxGwa8G6FqwPN3OfnZj8kenlZeQ9Dd67A2HVEM8x1aP7mclbRSHgLbU8",
+	"5ZNeFOZxUCqVDohME6a0DVrmImVKhSICNMG/ArF01Zr2TEmASGjhxCKHaBM5BKwJzTSnqUNjhKLZAowS",
+	"2NqoiFmassSYzHEOac35amwPa8Zt0fYygUwfAP7W8cyIqjgiG+UpbX4PXm76uLTcRahrIdjMrD6ljaA+",
+	"cwhBo7G8YjbVbflCMGJ0F7rLbWpyhcH1ZzCYqnW57TcztbgdoK5fwBwyW4Q7W4Pb6W7vtHZnamx32zfB",
+	"guTpkVTaxpszqhlJWMyVVct3Qd/YEOD85DwwENd9kkCc3aWrxOO8g7+2UdY2yh/PRoGwnFNeAFlXUeHP",
+	"3WRhQMu90CIpM3qVAb7radMxgFZmhCQ0jtkE+toU1t5C05TnyUAKDteMhvg4nh7M1hsXLGGXbALwmbPU",
+	"VpGlgEQWEIf5kEhWpW/3eci9UEQcMIQRfcj85Vm1zIeCJARwhoHIKio10WEFqiUlgSKWlA00kbnu1fKS",
+	"2RqpyO40gPCF2uqjt8ehsOi60PnXV56yfESvGNGS9BlRTCMeroVnpoLwMXRZmCfBp4oITZK7edQTGeeI",
+	"Pw1GXyWA4PjVLcGaZXF3KA6V94q3V4uI0ZHtfQG1SV2JnTSjn7lxD/bSeEw3FTOX0CyBZkXUKrdSxBtl",
+	"w75MUoCGtDAI9V1fMHcVM85aTrcrRXzAQ3v6TdAY0y9W8277BCYw8yORCtKJYTb2+1PIPQmL++c1VduT",
+	"UrXdPJBKDVbsnVGlikBf22xrm+0Pkj7F5f8U5Ge1dlVJPC7RuFWjngMi2LWPSLRq4yc/+Zs8cdDkCaIS",
+	"/amG1t+d1+2ggZXmoDqXZDeF9MCluD054Drc6W+tcfKMSlv8e1vFj/YrYy2U10L54ULZr8Hn40X7IZF3",
+	"bq1XKoTHMps+lKaytstnP4GCDmCXkBk5otllIq+F33LGPdF14rpFDqGaLs51KLjQ0vbMQBwAGks6Qbvd",
+	"LnOPSEHM2IYZnYxI30w8NX7MnoXtCAX4hdBhhCR+5ua77rq2djllV7QYlkvwDiUxY8BqF2wEKiqK3bO8",
+	"UEBj0SKReVxLmGLJasxYzf+hAOlMNqDM0+sdIGtRpC8TzpQdWZcc8R+aBRBMx5xd8THJbpsc/QAdyOjz",
+	"b+y0t8nhx9Pz9+8P3x4efDy7+Mf5p7N90mdTKZJmKxRLVdigO3p/FXiYsPFEaibi6U9s+jAizaqi8XHh",
+	"/x95z5gC0MiMJoAwozRptzr/1WqsrizwgVdqMOrc06/89rr5warUiYy7HBwbVHJLdK1M18r0e5Qk1avf",
+	"9hLqtyq3DsW5Yt+xkai76oBPWK7Yd8bzSJIaW6PO1Ljdtdv66v+8owoW672g68eZFK7+FcVrXVXpgprS",
+	"ssZ7xILS2+X1veXz4Z2Fon5G1kWia4n87CTyd64QXU5MPSSTCFmRCdWjwiYrSbXGrI25oInr5c6dPVy1",
+	"srRoLr9beGLqDXvCXa0rFOtHWDxh+Qu9o7Z5zRMGeJbNpcQrtiqcY+XLzITe2rS4eIZW6hx8tCBb8ggV",
+	"/0f2xSxR7f93eU3GVEwLGIlrljFiR7EW52tx/j3EOQrHZyHLUbAQK1lqpPed+YEi211OCuxZvujfLPKv",
+	"i+N02/BvKMqBIjiqX1SNbvSnhI37LEm4GCpyPTJ7thTkAlp1LOscIVbNOCDAm9ufkkGeppsQLsuouETm",
+	"di+FHdsD1aEw35XGT6RIpwVhyYyYXlQm6mTRNygN/SbN6SdUXJpZtK8nZhjIsx3VhAulGQU03f6UJFSz",
+	"1j16qp99U3W1OvrOZo8vjdXiT3eC1HgwmZlizmPgNlFEjWSmHRFK6ylKNB8voYSyZLWqTNxTa/W8Vs8P",
+	"TyY9I2Vr6zG9xvgG6aNTLTMI7lR9E5ArPe+mvFDYVeD1JFdkyK+YCEIBerXQhuV0CuSPvP6sZlFCcUsa",
+	"hayQRbGT8z1TKLdJXwyWzaGJPQyuzTzxt0uprKYan0bPQU/j483zAzTVkkka3E9rFbVWUc/Eg1znZ76F",
+	"CreF5l4pLZeWcTpy6yuKjSVTMlIwJ2eWz8H4oT1iAuYOQf6EGRhrtqzzL2txuw7YlZIviwXQIydcnMB6",
+	"+mxL0YD+6E4QNIjYIjpXkWbsyWy2heyFwo7yVtE256rUQgEA2RGi3UXASAu+kcfOdt5TQNSIZjMAKA6l",
+	"NxQ/Q2A0tNSnYcP1tBft7NwMdo6Q3ZK2I3VXOg1Fyi8ZiY4/nZ6RxfO5hWdFdQ5WiXz6u/lX8MK5OJFy",
+	"vGhjuCNncKwP8aQbRyLLkhUvcOpOu3kuSNpwBqyB5R/FHHyPB5ikZU8Hfa8tWGebOJ2zw0qgaWm5UeHM",
+	"vjNn3ASNAeXp8i8Hz32P5yz/YEA7guc2biMydTucbPzP6aePTdjG1G0tDILYHQNQlFm+Njp+r0ZHt91d",
+	"Yustt7xO8ltBj1Cm92l8OcyMiWBlOqwuxOsgairiUSaFzAvYq2vKNUtCoa95zAhQvL+7OD759M/Ddwcn",
+	"F2eHRwefzs+AuIFrRbJcYMjuJBeu8XUowU9ohSL6IPHJIiiiVp64oLR23SH1GT24fonSuFAmWS7U1tcs",
+	"F4fJTauS2JnjPFzvjz+WUX4ormjKvZnwzAzzlSMgRw5YTQxSHut19OMu58OctcRQj2TCyqcsMaVgt58L",
+	"ekV5Svspm3F0jHFKCut0WTD+Gbv3SdwJY+z3ZTIlVJHyMPdKNjzNMn7FlDlkzpJXLXJA41Eo0K7nAFsR",
+	"8aRHwrzd3o4F/MMiknLByEYnIN2AbAek1WoRLgigOzWRPC9KqKbuPKPS7KnGOxDo5FDST6m4hIsh9hZW",
+	"WcDNA0fJS8UUWXACYLYDeMEI6X2Kp3qhPE/yYRLtkQjOiOxTWQivQUaH2GGDyaZQWK/GjpxsYGmIljK9",
+	"iGmaWtof+JwxlafaXxFxvqRMVSiyXCAnkHAukJ0BKVhkL1puOeKJhd5AYKYmkVkokMjZXp+AXwj+GyyW",
+	"FtknUY9MgM8vlmNX+uveXDYlnd1QKBZLcyKy9hkdzsWwRd4jwpgiAyOR3LwWV/fAvRkLhcwSLmg2JcYK",
+	"JTAo4rdGC9py/FIqgYVMzGqTwkEWW/4qAKMAMAVEOQGjgF7TaSj8uUrLCRBAcG0UvSJaglHBROJSKzaz",
+	"AZxNLXJ2LbEHTIXikrEJAKP0qTDTndiRATKxI2Q0j3vFsh68FRiHkG5YI6pCMZBpKq9ZYpmoWAHOpvmY",
+	"yVyTjWiBDRQ1EXdEChYKYL12K2RClSI75Ij/ENhuN4CBsXBw5jNYQuSEqXwMsG+4+n48OAvFLeLjq1/n",
+	"N86FxmX6gSq9Cd7G5uG7KAgFsnKLqaOK3HNzbe9kHPSlb4XDrvfWYRTPwl+3kKarudvv8KRv62z/Cdxa",
+	"q29ujRnJAcGLwPWI7P/K4nW39tpyX1vuf2zL/XHN8ID4SOs9DPJ5NfcA4/zuwtkjj955a3XURPnwnzdr",
+	"tCWiUZqnqbdvNkqmLwHIOBUKayhbaTukV8bEANscAzTAwFWirjan9arGjzGBQ2FM0YBcmztfG5+B8opN",
+	"BpZEFQS34Ld0iQGw1SxVkjWLcVyAlJX4CzgIXqiscYw79k7Wzg/FIKXDnkPVBWbP8uzQNGM0mRoreQK9",
+	"FCQeUTFEY3OERKBJKFzxTjF0APOK9kBZGTPaGWr+SEyGAKJci+w75wFtPjeRxsCasIRsxBlVI5Y0yQyq",
+	"r3ko/IMqkkLB+Yaxdl2c187R6dnJwf7RxYdPp2eRNcJhwhxTx8zgQwGDq61Vg6cojLPHSb4vjUB7jfag",
+	"GWWRgr8foqqDUbbPcleC3mes/DuRGRnRBKe/uVcsuvqFRsw6Wxsi67z+98nrwxp/Fol9o4ucjH2oei1c",
+	"nYXtO9Z9BlDYGfVXo+jIvJ4LBTdyEjA/zbaGWEzVOcZEhI3ZFKGxlF8xkgvNU6tDUVXJjFSiMwGZ9axb",
+	"5GfLVjl7IwgzWbJpFPEc83x0yhK8jn0CAHAVGIYB0FZCNUkZVZrshmLMRQ7N8P6xcMggzPaKVL8N3CXK",
+	"cWVjSM2GkUKxX2QUl9JbM3cqqXIuyMs2cQyIojpFyCmXsKomq9NPGP6wjuQdqKdmefDElYoDIQveDaJO",
+	"GNDJWMz4lZsTnGkf4ILJ4wU6PQqRoqak8vIq6SSvAxudLgxTmw3T6DX+n1/am28+f+0Eb27+/437NAzd",
+	"GQjIYIZW9OdP7EmP6tDj+F4ot0dxPiuTVtlTSsOWWivRtRJ9jHaZ56MSbczWKah6rRh8GxeyVvkah24p",
+	"EE1z4DKomTC4k/ybUCffceBJLk4Bgfw9TzXLlj0FOjpKpyzgPgZX2HEez9JF1fWTzrRk3kbY+zjdpEvX",
+	"hazS2li/DtZSey21/ygssAjBb0WYE9fw8dFxjMtVSbdK4SwX6DqQ6Jpy7SAJfPhrxNLEOiRWNplvB1zQ",
+	"FJPGNuukLihyOkBdF16LuGzwhCrFEmuYcU9kbS4GPlQoeC2KwI/MCPy7bPJTexctIeHsU6jm8lpCFtd8",
+	"I4lgLIFU7WSSySuaLpKn5iqzUpSP8zFyDo25wA9F/TYXmg2NUH9qeXpnxClfcwquheYjCM2T/PlQCaII",
+	"eCx5uZSpdjv5Tlm4bjlhop40Y1Me06KMzTsW88QDbmkpU8ifEErmhDTIRkzhGGGnjMwMCBehkMK4zfAG",
+	"W2TfyUqW4KXANMWEC82GCBZsGQehJz4UGxDviLkYYsGRTFj6QjUtBk1RiITf7xFKEia4uz6HHAnUM/kM",
+	"DhxKgI08+ho2IMYTNnokbOCZYSMgYSNjVEmB32PFF34DSuqFkMR+hGG+wEqwsHHjg3hYXIXJH1Ac8ExY",
+	"QdzDGFo1J5TlIiCRTYBZrfdbznKWRLb6ietico2jlkoN4a8xV4qLYUBycSnktRkiEZKkUgxZ5mqmSGQm",
+	"xOIN7LTbRNAxF0NgUUKWOhXtVd4C5p4yBiVNVNhCBhgYPDRMfigi+0ZduikoXZ0UF/+Ff24VF2+RfZgV",
+	"c2mzSuYWVI/stN+Q6OT848XHT2cXP+8fnh1+/DGqp1g3y3Tfb5tVi22W5E6x13/0dpTH1NUBGUoz7Wsm",
+	"4LXW/j5Znlk9v0y1CZ7zM8qp71hr8r1giFF+Grn6jokpOTOK9i1N0xqv7m7z4RtUeyxjO+wXyssoslp7",
+	"oc9iOWbKaCabB48I1USKmO0RapSCVYaQ71JQP2LUX6WawxXUli9iczlF+XCA52Fy3CZ/bGp8lu14o+Su",
+	"juk0FGjVKDotlHPTWDJYr2A19+IyBTQ21z7cWhustcGy2uA9F1yNvjf6CNZK1TqLd4vhJaoCslyU8o51",
+	"rSuBb76wmW9bK2CEkrl8MJebz2zlvSU4xeo3ewtIwEMNQpaLUIxpAhiejiZ1o1x96MsUAoL8jzIjXKDb",
+	"UnReBuQtEL1iXZqx8gNy9PY4IPvd/ReKRKWe96hpSwwqlXzer+GKoLqwMb2UX7EAe2QQjQq8TzsrofAF",
+	"DWSunsF5FpXGBefFwBRs0FBMUqoHMhu/UODP+C4KrAiQVywjnTbxFQpD2XQVagHoJ4gxYhlhuS8GHb9J",
+	"Om2WKyzga/i7aZP7/Zyn2nYzlMu06hWJTX/fHbj8cxYT3Ler4FH7Akp7ea1s18r2jxMwxXWPSuN5RU3N",
+	"9kxyKwTurArwR2NCSqZJCT97wI34lYJtysFAGXE4BfhqlpCNSLAv+iQX+zoiIk/Tps1elXDt52sLTv3Y",
+	"fn+MnCtBVFLd6JlZqQer7Lw567zstbu9TqfVbb/+N2Bawqtpk9fkL+QvpLO525ijUwYcNBWP7K0H7f5O",
+	"/DJ5zdqD7nBn9PLX15fjRtAw+g1XrB2B+QJeVBkus33WfmXhMnc63X83/GHwhFlu6W70b7vXr6ZvaCfe",
+	"ZrvDV7++GXfEpFB8RxKBMBM+NDs/aPhFUb7XdnGvdrtt7oUARm6AmmZ2ncYjilO82Wm3O93tnd2Xr16/",
+	"aZvVYi2TRq+hWcqGGQXYHQvXeQr7kv8HqxjjbDqBNOS1qij9hEIH8IBfMdLP05RpMpHcqibNx+w/SIp9",
+	"kGdywrZ+YFnKzeb2dPe3v0KPAur21DNCwHYbb5VCES8a1pp7rbn/SPUhZS3kFHfx3VNAYB/nuoTwRqSA",
+	"bnkZX/aI8a5oPCJJzqAH3ey8yGiDiGxkjCaYB3LSKWpaxywGPouI+kqSYcmLUY69lCrCB6EoGIASNqB5",
+	"qknkNnfUhE4Z8K6NwylK6HLQz2ucRjkIBeIkl04MPEdbuf/GGAzgEVNdqanbc2kxFPZlqDmaKokpQOB5",
+	"oJqcWQlPjD6AADBXscywwUuwNBR6lMl8OKqg5vWlbpGDEixDMZPQNU91RDYgPbrTbofCpeLgiOYe/p5y",
+	"pqxHTwa5zjMWeN4QSqaMZoSaTWfcafNOzEioLuAR2BezwOwF/gODMO/aaJ4N9DZlfKnIr/l4QgYyu6ZZ",
+	"0gyFsbOAZ9YcIgAhEFxs4i++V/jiIzqZGPcfAZvg1FCYBVFhmS2kdwGKHhSmHFwJzTuqeMIW46VjFvor",
+	"+S2XmgYkVywhN9Fq+Oluc31XBPVaC2uRHfO8TZKV1f4zBXJ/plZy5YvCTF3J5m3/aW3eh5qod4Lf2+MC",
+	"FE1GAYHIdAp0ba2urdXfBZrEGgn/kZDwS+ZFnTl/e5Rs66v7c0lEfF2SQXvWQOaaQN7IQWEuD5VfGvuj",
+	"slvOkaN0q9poGS35YFG+BDtmWaKvIfbXEvx7SnC3bJ8TyP4dsm0BOeYnUdpVZb6tRUYTeMgjeQ2/gOFo",
+	"/M1rJmqaBH9k+tGl1jq4vg6uP1dHY62O1uro4eHvZ6VcfmT6bs3yZCnsU29w2wyZjkfzOuwEGlyYq/Aa",
+	"91mmyCRjGKrGCCsgIG9oqGmSAzLjD+yFgoopkXqE7SSlBgyum3skMhIyInHKaKZIZMRuFPj4N6KHuXh1",
+	"i5wyjQ0jVEc2gp9JUQpHyMyFm+FXG2sNQqGuuY5HCIdPynlz6DsfT3LNEkQbs+wPcJUAo/vl4D9WT6He",
+	"iizaWQ/rx4S8DoiSBH5FqDQ3slDgtTHKLGxk3EyfubAC54UrBbC7PGUk4Qru0CJH9BIuhRFqXwkAVgNe",
+	"M5a50IpoeU0zbCOCOPHCcPKyceNz0AoVM+OeYV+v5qENZ2UlgQN5KrKV52ICwdz83mwgvPnv39rpds7a",
+	"b3qdbm/HmHAvv7O1U8KdwsGuzZ+1+fNsvPE/VQcU6p77hTcnTCQLCwB/Htlcc5mOijNjjRTZa1uqRM7P",
+	"3oK4AyIDKfQosAaFOVQr0s8TaBreiBRaSKqFX0V7JErNojxXCdYIgnkTilwopps2FAEWD1RAXHORyGti",
+	"LDytHEvEEOgMKOLThcIoyz5V7AW0BliJbG2DwGEAutZsB3kXj1h8qYwZgwMjdvhQ6z0lKh/jABwcqLwW",
+	"1WYqFRCqjDFJ06nmsSKJbJETRhOiYjlhCyA1wCI+hRfxaMFdCtaPm9VGbxeuzLSqapTuWbtdDQqYBYGn",
+	"tFs73c72TdCAl1m9nFWps1fsbrY7t1yx0221X7/qGJeBZeeKZe8oT2cG2m7t3r96rZjJu7SYL2s1B681",
+	"1+9Wc/2hi9AQn8hJBifT35aqpZ4AqQgYbG4tCYcjKmoBQsQ6zwS5lnmaEDkYWNMQwCJ6IP+xdTUUIyqS",
+	"1PjoG/iNsr1Gkf0hsiRDI60nxpE1/ypyfvIBGXUcxQ5I4qO3x7bvC4q4vGIZx5MWfq8iqEQ3/uw12TDe",
+	"gnHWEZECj0DsiYsL/M5c3fISBZbSZ8RI9N8s5f+hUm1N0nzIxeY4nkSIt/TfMAlJ5Qf8G4G9wXNqevQM",
+	"aF3a5JYpKCD9KVSYMSgUMzMIc6d8MdnLHbLRnwI6rSVTwqY0CFYoMgJ02whOYonDkEDOpvLsmClVlywx",
+	"01CqEYupEFKTPhAfUWMsmCO5g25Vtp/XYnXgTwP+hSXkWmaJMi8WmJQ4BAxCEWcsYUJzmgaEJknGlCLI",
+	"FiTTK5Y1fSkgriGjrlM20ETmOrBNeqGAaeBasXRAUkavMLQzNge1CJgkjj3Ew55zhfw/Zgqo8NAgMvN4",
+	"8whBa84BAh4yoNwuYrM8uBju+asCojxg5HZ3X5ZGeskm2hwFvXS4ZrmY5Jqg+jGDgBu83CE/8R9CgeAp",
+	"xL4bLIOEVYvmiII8JqzI8ozvkdKOM8ZExoApSEvSMdetMyI8HOMZbN7HsiJwRCBTcAUgtqFgseUFKC2w",
+	"jA2g5K/K9mTUP/xufOiMxpcsg1Be0S1RFS8fpLwk+QQm+ZIZ64rHrPDyh0xfuK/stLq0TFkGfm1MjDed",
+	"aY4ToKbjvkzrKSCLIM0v7rjPvs0OIVvAp4aq1kavgTKrBi7ylNEsxkLTRMaqGLT5dHGh4OfVxo0waLXD",
+	"nh+gm2Z7cz/gcTxBUf8AkwqW1bImFWyYtUm1Dgb8kVoBnGB1Rhhsi4dbX/GI6q246P8GGVDbGXBG00so",
+	"fKfC1vBzQT5NmNg/fKHm+siJGtEJUwEoIFCqzO5eCP5TMbXnktN3Pxk1CQX054fGICC50Uy6ByhV0Kgd",
+	"fTWu9EWepQU+l/nGGGWWfQRa4C/Z1P18yaYtEoH1Z+y5UGjfW+0fwHrlxnE2SpfQGLIEZCP68eCMbMHJ",
+	"znyDC4ybe4QKTNPYg81pQ0t9uNPesbe8EFJfALVhVBqFwFFUYcPs2YnnMYSwLTRCRAU9o7IV99fuK4fR",
+	"icdtgCWo6IDp6QUHC2jAWRY1iWIQbqAeY9O1WPQqBjQ2RISiQsNvwdmoNm/ED9iS8wezhJ6ub8K1cOQK",
+	"UjYF846NfrxQhNEs5Sxzz4LWDR8KMwZL+i9zaPOoP88+NTZLKMWVpkJHlcvhVBdjtWNgXzAZVW0CEbLS",
+	"AkI2jFUJCaNQ2CCTm6gitGIuqYAU01FAtDzBT+RnJxTl6QE6BjdBiWSq6V+7u4G8Fui0BGZPZDTWYGYm",
+	"zg6cTNJpj0RqqjQbQ9YtYbiz7IyAdeimwmxAsWnmgFjzC1B0bBOtMhYXgMgNOEsTFSCxqMILYWwKVzum",
+	"Nc2O8VvevhacbBrHbALZQWNf2zdZIk56oUiEfsqm/TUiqAgsATfICPuTT6Kii4Av7BrtbgT/M1Pn7HU3",
+	"kFAkLE5pZq31nnuWwLGnjiSPWUQ27FrgGTQRZyQa5AIdQZhO9wnpVgMAGDISIr3wJKwqKvwpN4du0KHY",
+	"iDQbg3mcZwxvP7mYmD/G9MsFYmK4T4Xo9T+EIsLkccwuJkzQVE/N0QN4TBFPy19C8lVpCVdXzCy8UESp",
+	"HHJ90ecUbpPK4SSTfeVGUv6MVjUXwws2GMgMs7hXLOtLxfU0agbA7Eo3FTOToI0TwYV/8+AOtsihI0k1",
+	"vjF6kBXB0PNUIKEYcbPrpkGxjwJyzfojKS9xR0EgTpV2oIuBWshFu0sqggfO8Z5dLAVGhOMpienEjKbT",
+	"xn2GIjNsoE8WNhxmVFUqz+O4QF9ZZFRUq3hhrXiUi8vI8UP2StQmziONEpZq2sokdKHBA0CkAkK/9ke7",
+	"LaOCCjgosnc+bgx9a4C8MgBsnQt8c9GeTcTjE11IdNpaFj/mIgfoFpDcWc4IJTBmy3vGxhM9JRHuC7vn",
+	"rYaAs5CCFveZVdYo77jeA/EqHKPyL+8+fTz4HC1FCewwoEMxQwm8Dy5xnpUTe2UyYAwNAKmtvW0Z/PNr",
+	"q9W6uXFUL+ZRhCSRG5h5+fhYLehTdpvN6TSzbI2Iwq/PlRFPGzjiGeo5V5CQZyJAUas0myiP2AMkXpkc",
+	"T7S/B5ZnzO90lyzwt3ihfB7BWH8sKTh0ruk0CEVf6hFp4yvn2iwLSAIRKdIpuKyapi0ScQQJhQUbjyfp",
+	"pn+3oXB7lycYWYn+tWmNVcAfQpncbBEwRFExO4lv7DBSnnISOtI1hFw1PiH+FcvE/gWWZ9ggN+QmKtBe",
+	"94/hego4Eyoczji6Mb1krqdzI0JXMiKRNKKPW+FbQKkaIwM2B0AQ+VcRGEdeS9t/uIAseY9MqLJU0MbU",
+	"dAGdXWPLoSS4sDBAWwAgZ8RvAivcVuh47FfgMAyFLa13TbElDmVyO+ZUFNgtFwp/VqvVcozKTYeMpJH3",
+	"sACSnbBMSbN+HVgrkcJcQxWYvwrt0zck4sh0emGnuvRwDrj4woUkIt97yjXZoGXqxJJtWKYCBMZsNwFS",
+	"xAyUMk8Y9KE6a9b2dKIoqTJakH6upiQXCQqAQuBHGTNiNjKDoJoNp3c+EOy54soX5sqzL82lEK/pLU2h",
+	"xrcpXJvGQ7igAYvL/HFF05yVWAvRdfNXwsRnIslU5kSPuLgktG+Mx3K+E4gq9d+gkBaQm4xhCdEtMJKW",
+	"qc8BR9PRlC4xrDOWGtuSUPKrvISCi3vf2t3YxaGqGgwQTcpKzEeN4E54w4tOdxuDBkvSNVZe5FOWSlmd",
+	"CrNXUdgQRJMTwOdK2JdGrx24ua7cAQJa+IJJCsZRTNMx0TKh09K0e+cHkbhsiVWj13n1cvtV5w0wvECt",
+	"lFcF24MufRN3klfsZX+X7sTb/S7tJG3WWOnV2bAfXrdkE0FFkH+WGYWHbAkV5djodTyUSPHVbvu+7xRD",
+	"k7cAjjV6DW878CRs9MLZqQkbQWifz/88Z/XBQXa2w8p0hziNcOpdE4lXwaUSmrUS4qoIzbIIG2Afho3e",
+	"1xBeN17SvXA8F5cL/BI2boKwuthCzJPffL4x+vX3+NzlB3xL03HrD/iUdQ8UgpQIG8/+oT4HIe54fF+V",
+	"zR3i7g7nJUHY6HWDsLLt4eDuTelx0XYHrXwfUXA73l8xJLLxP6efPiJaCUzUAizPiqPlXap1muF3mGYI",
+	"GtVQ1F2XgJB5cmgPXj5LgY7TPXIVeOK9yhfx1NWLGPG8IyMIVu4Px3PLZSE/5Gq6dBkknn7fYkg3Vw8o",
+	"icRL3Dd1g2fPJHDMud2VZr104tJzBgvzXNArylPax+Lr3eXf9kkujtGZrW9Xn0nqkA08bdNckmreT1mz",
+	"lJE6zqSWsUxdqec4nizOJu2Lcu5+A2aAvMVoPXFXCqzHaR6N/P3s7JjojAplXnMTKh1skH8mfwMZpsN3",
+	"BxAlSJi6BLJoZzgpSDFBsQkGDdAnt0QvLqbtUxY4Y9YxN2N+oYhRGJsnx29dkisUNstFXJKrh0X2hOJj",
+	"WuheqGXlUEpUCYXYvFUoKOkzmhnX1+hEHFJRP6M01SxlSpENIUl0FE82T5ky/v7mYRLtESqmoXClpC6O",
+	"gYzQ8FRVon5L2jPjx0QY2SvlXKJ9CO1HZJwrjWVAEIaaP9X1Ic2a35GP1PvXRxyfQAsTm71QRClX+gJf",
+	"hkPxr6bYVI/wJIAhBARDRwHmA45tAC0IBXxu2qEoJpIL615FZCOyYReIhLMv2vyLyZi/Fe1Uf6tmxnBG",
+	"EcDbZ5KMgaCzPNZ5xhKfWAE464INPABWHFw/Nlc1Zpoa48ZCoUGwvBLJ1vSSqaL1uRQvt3Fxnwjaq7IJ",
+	"AbpZLsoRr1AsCHlZiG6/QjBKhHxHdllwBeLIPANSZp+cf7w4Pvj47vDjj1FQH/kqyJHKga9QLBP5cvAU",
+	"s6EtDB/ZkBaZj2j5geK4Iewoov1j88j7Hy5ODv5xfnhy8C4qddO5QHOJYQpnwLzpmikoUofm4wuFHOJQ",
+	"Y+4ysfv4xJdsGoqxRZ516TqzWuDR98jMchRLwZLRND2KJw/pKzP+fydomF+ySdzoNbqttvH2mR5JcwsY",
+	"6JaZC4d6Bqas53qqb/ka/We6ffn6Szt7Od0R3d92x6+u3+jOVb/h+5P+ztJUGo1ky5DKT78CePf/KClO",
+	"JvGRP/HxozULZgiXQ+VSv3z1T8fNosjY/ykw0eGXm88QyrKy4W0xBi8YGr3GWA0XT2FcKp+r3OjmYZM2",
+	"7wR5PeZuFwAE39Hb47Vb8zutnuqi1TnL5SOk5gO7A2w9rLVrHIOBNVGuKZhRkMvfI0JC4/J6WayL6pYs",
+	"qvtTtb0Z0/4Uy15vcYOgiuzWfobCgRk6Lhmbb8eTg0qpHTgdxgWYKaxrBhVQfDQ90tQxcvV8XrhcdUa0",
+	"DAXU2VHlCtUCEslrwZKL/tSWRng7HG3vyIYRo2qKDr41AoYLci74F5fp3/OIBZWWDbgUdFqEgiYJh1P9",
+	"U8prgXaUR6wd0StGNmydoCIqj0dupkLxM+ufHxKFwEBPlL5eVPh+hG/4cYref/l6SxZnicyMNbbOMmr8",
+	"erLvE0SlpA0meoKGe8tQVT5GFHh/kJn85fFbS4GMD9wl1WpKtGc8OvMCcY2vVcsfuQVuQUDzOwXn5qur",
+	"cQuvGuCCk7agH+R2AQ+HEA1xLC6MaxuzoCycUZxbBgaWNHu4PxIjtXzDFt7IwnO7GgAcuBxgY0+pkmiS",
+	"91MehwLvbXZzYHxoaA+hGguPTg723x0dQJ21ahYhKRRxEvqQIh9EOHx7cBqRAU8ZdhnpERuj7ztJp8hL",
+	"hsWZ5lGQfCUUsVRakTbJBQSuIIQBqkcBfTOccOqa5mCo0R75lKZ0bK9mG5AsmQsUOvmmODdONzM4otvb",
+	"nb3APsbX9vj0K9CSBQ6lS6jHKc0Ttjmi/DLf3AFAE5lrOGoXEuLwzowUBrj4CY/L/TPw/jl2/Nhrt1vd",
+	"3eLyw4ne3G293NQsy2jp2t3KtbF2qvbC92/OKWbyLr4Ovw2U3wFrkf+n6nr+ru0zmGDwe9530aA9YgV6",
+	"RRLcpwvmxF0Aovq3t8CAILYkF2YnV2rrT9/9ZDlvsc8HumQgpg0pA+iaeeG9hFKJ6kzzDLStznTPwDV4",
+	"dlsDDR4w00JDyh001upf1EKDesHGGPhcJWcofClnURxua2pvqxB3YfBQbJRdiUoIHe5vWyYWl4MHDmJD",
+	"BcTVPWK0dpynmmuqLotKw5lGlxb5OeOahcIpmVBEIJixcZxglyTqacGuZ3p5gFmSom8jBwUjKCgQEn0l",
+	"mUxZ4JMKN5Ht9PVZhtItoOsHbn2BNCrQ20E2IlQBlS+5qPTKwO2ae7gwyy1H5ofafiPXcoKpjKLpxA7d",
+	"vJtLRiIuMPyJ/RTggdEkYUmpqts3HcEFjYkixxPdIp8Q/84MQGb+gY1bhp5cCRYP1qJmY185bDt9eiSa",
+	"ZOyKy1xduAV4Yfxe8zsXObNNJe43Y+LMtv74zqDyDwEBQhbzq3FNse8adiTOdXMPDygassiCfqyUxVpV",
+	"U0w195tpvoIUmhRzfXZ4VxQLfhHCSnLF5dcjmfrpuaUPCjqdZhqhWtik4lZTUc9OKi0uYA9mPLHj8CW7",
+	"FesugowO5D/d5LdKGTGyYQEHQtF56db3hPJMNc0YgfgVmpLikWSJ636DoTvQAVfgXogdRxlrYQIs1ABk",
+	"awK/IhKz2Jy9Cov0mmaJtbOr88TT1OwjK6JsRZDdNgokrqhv6Kr2btX3Jc20XIXC9lzNNVyNqF3E6COU",
+	"IiRSyDxb3JBVtMHd2Ys1hszfXa0//lGxd6ZI3PnMoPnilqr8hTnKalm+md26gnykmL+jIr/Aut9fkGOs",
+	"q58nC8rnby2Sd8uyYFh2HUbQn2Tzrdblgw2OaexQeLL9DdsPY0v7VSqNiaG0cWrkgPSZ+c1iHTT3XKrV",
+	"dvRgqrUwi766Pw+Tm6jUAYV5+WW7nwL0LY3Sj+CbHrFQJdMJs1AlJOUCs6LUNQXhMcZlqhwDA6VkmMlr",
+	"6DyMFPa1sQuRm/Ue9YhPm7d8oHHjemZiMZooSjn2lp3CZlC6ABcXk0wOM6ZUJSHfsjINdAjop6h8mtU9",
+	"F0Z1up9rzjYitQWFnBGkSFwL1+JjpWCLb4S/LhqlPRf7rkoXcC2ntgm49OjutwghX/0vmP4uteNY9mOI",
+	"jGLCnwuSSrMilKCXxr5TbK9u8c/2UyBuGq/2p7htFfjDhhLMF9Fc0DIWitqeMTLTMnZQsIODgigov60k",
+	"t0U5Se/WrfE33A9/xe2AlNq24btFVmwbW9xG4pyDBzWQFBug0q5R/tqixGOk4Jfa5PV8G4dNYRe2JFKY",
+	"3b+5Y75NI6jpfrGjXLHdZYX2lqUjGe7tPFVXiCq1RCyuOPV05244b/0Zqz/KMs0QVp7PCtxSyTlmRXph",
+	"Y+6YRhA2ZoS3rW13h2JRuC1aN1/alzVbsF4cby6JKtF8X5LeYQNrw2cHPCeJbx36/NH1D7EThBDRu7Bj",
+	"x4KNYuhWLJfK+Z0gryvxL3oX6p7AL4rbJ90fVT/i14847aV7mUlvrLrw7qDadwZ6qfDe6ApbZr8uvl8X",
+	"36+L79fF93/24vsTLyZXSkrWW7jL0sUVhYBK2pgJEZKkUgxZVh86CQXGTvZ8DbILMpQjSS+Uj5ooTac2",
+	"hLo4TYeDqpjMD8rSMWt2lSiUSoqx3718ne2MX4rXk/ZvXbWjX15dlwsmfDnmyjaYJZa7UxdyRewY10rt",
+	"T1gI8fTKxS3IlRHtnrr+wtLH3UPcBYsLLvy+AjQ4DAVfkw1KCkcZMGi5Ii7y5uNJlZARcr5j2GFBVKMc",
+	"LAyFRWHHKE0ZDyyyUZeARDEVMUshBCMzEpUCNc1WNUT3Vxc9vN08huwA6o1Q+JnES9hwLlb6YlAkAjwd",
+	"LoYX8DkiG74MGEoHMZqICGzNgKT8ihVTkOUCSN5jVhlWxkqK4pJNdCg2inCMvTGcIJImwtmbczIGVQhF",
+	"HbJNhWS5aIVifw5rr1BQMoM3CGym1/PJgMAC8oUiKmPx3YmFX1I5M7iKsw1sEDAtK80Xt7+kFoA+NHoW",
+	"VbXoi0BvqaxZbF7Y093Y6ExfypRRADmoW/RzkdQKEQwCI5VKvTMWM35lFHcJaSljKh+X3tfiQZdXUGXw",
+	"Y/qFj/Nxo9dpu/+CxpgL/LJdijVpNmQZIlf8QQIrT+EnzzrIa1f4T1eZ/+i+7O/fbPiR6fvZDKuh5Z54",
+	"H8oC5tb7V1uo0qFu6P7XDxYUHb2Fi6tZZQMpTqP44WdykguHi1lq863kxHtl2yNAdHqepqRi81hVDyU7",
+	"AtM0DEoUJgrTcFwQn5FpVip9EA9MQLWHy3ZaA8wYNre7fPgYj+LyfR+dcKsUXwvotVv3Z3LrnFB6zCjW",
+	"FqYnban117vdvxfKFmrZCjXBrkv9Ub5+EvlZjJsUio0ISlv+SlWMFUvlnqpmYInCIgJgxEhI7hPNHKrZ",
+	"InSqjGC0ZUyl6kDjspQK7ZapVvcqwlzkEJ79Dt/kzBdqulEhzCgdMoRStfb9IuO+1qb/wMRQjxq9Tvc1",
+	"mPP+czDPDjE7oL/LazKmYupK07DSa9HtYYbr/aGucSVK/kXJsejUOBZzA4nMx4hslBdCUC7FherMyLz8",
+	"RaOD5bFySsy8yE9w5gPdnWqn2P1T+7zoQ18UAb1oz+A7BjZJCCwsTlX6G/jW/s9BAyb2Ytl7jKi6GMuM",
+	"eX/XOKxLn33PjjW/rTQbL2pZ28c94zZSIUrW2nztbv2p3C1oovDKHFQRAV30TX2vXNyh93OBvXBQN1bp",
+	"UPDYUGXR36pXuOY2qw72GETf3ZTybn/c/fS5OAVp+56nRh0veQo0WJROqU7SJ5FOsQbbE6rmYmFk0qG+",
+	"LLAEoC/5Tt1vb1m8HLh9pcp8we3Lx6w4ivup2CUVRy7uanb7JJjXHOax51fdWnmsUTSeaaucFX9OgsNH",
+	"9Mqc9XcXWbOFrIupIIn0/QAzKBfIyWk2uKsMhkYgbGTz3XWeNKeC84bkQhjoMpeH+nQEsS2ucT1ikDzS",
+	"FRC9WArkWEiIlhYBTGPXzyWbEsW0p/xxZIyEiSueSTFmQu8VQxvTqQ2f9TMs/3etQVDUbnuaFYszplXU",
+	"bJG3UiiZMmVb9Mz9FZ0isY35m2nSZwPpGKTRS/XtV3dmrlBbPB6DMzpExzUdxG6KPTq8nVFXXuE8JTze",
+	"qITyMdbGdzrGtzzfftwwk7/ddYiUw5TNHVQdE7SWg49il16j17hqt3Za7ca9u6Bx5u/qfvbLCbfRWgus",
+	"u5+/gUj/kWniJUN927Prrr3VtC5S8EUzLmAwlMJje8RKOywHMFY4QPKIejv7Z3ffJ7a1Pz8+xsM8HuIt",
+	"rRC2Xr5KfN856zia+k53+9+NORNyoghNWabN9FgSZyfLMBFsXiTcvYUC5QI7FZOGZ5QoisYbLuJzPbJj",
+	"jV+Nu5c74uXk9W/tDMMpXxpBI58ky4w1z9JGrwHE2L2tLXiLLTth5qaI9mlTWghqwnFWbTMHvMFex/Lw",
+	"HrMMv/BcEBjmhJie+XiMVCSdm3uLaLvWVjHc3TpfC+q1uf6MzfWSFHXi3X8FMZfalPJp3jcf+8CydX7y",
+	"wRignuuO1IEvkw05gPRFYZiHwiMqN8tkj57/DqxoPoQscoS6IQpQJSCUz4hBr7JISH9KTqSmmrkHIqdw",
+	"fIvsC0/MOqIFL323XezQUHxcCkwXBLG9/spa5zBh44nUTMTTn9jUqpV7YvLeJuvvJdyXFcgrykvXubhC",
+	"T1znfrr1XkryNtX4l6V1Hi5MOFCx+OJo8NM/3mSvf/zpf3/Lzq5/PT9+9/rww/G/D2X3A/1AT69ffTk/",
+	"a58M1a+/vv7r42vMByo43DR3uSJ24xRA49ZwW6u6taq7gzR9iYqGmVqGJZRjVbQeinPFviOabHfVAZ+w",
+	"XH1nU8A2DRW6rcYWKPt6W1/tXys0B9kzkFYjkxOE87PgGyRhKb9iRu23yLw2XtDgc29dPDiiOh49om9n",
+	"u2/mxHjXivF2u23E+BIK5aEi3LYMLSnDAXhGinV92Vp0P77oXiJvbRdtJWHdWUKCHmdQQAqoz++hM+a7",
+	"yk/bhXSr/FzQb/RJFJtxNtlc9NGUTay50P39xeBHKdhji8J1cOubmOpLCvgZwX5wRu+UWXBMRfCulcDz",
+	"VgLby4jaj1IfyYQPuBPo30px3FMNfM+Uxx2CfDUx+7MzlW1A24jbOTVwwiYptSjUBKH7FJlkTFmQWPN1",
+	"XybTPeDlF0OmIg+3JxVDlM9QADQSobHOaZpOiRV7mOqOvACLyFheAaodFteIFjkwYtQY4jQUTh3FKaMZ",
+	"mulRwhXI2RPgmI3qjPSakNk53PFxzPR7xspui/CsKnPxcZ6S+dvHs/Adm3HaEX9+UmX5lwdrwU7V0/lG",
+	"WhDfyNLeTlFsj4+x1o5rF+lP5iL9qSiWUDzcL661VYSkbi1tsGcA/qs7IXD416U2EQkngVq2qbCikmdh",
+	"dcO7YgxPX1JcU3lbPBIaIbxcf7Sgsx+LRZYT4/b5prbG5OZJqi20ZuOJ0XPdpXUoaEZ4GezKubBJh3b7",
+	"2/FOssteDl4NX4/e/DouYnrJ4qPMwkup0vs4kLp775p77+y+/Lc9FBdzrwG0xbvtbfs1TtNbmbBGb7e9",
+	"HTQE+3LLZbd3SxrZN9/YkOtc603JJX52lRdunaxSgVEKKa+jm2vV/YdyUsu1G6SiJB7ZYV1CO259tX9P",
+	"gZiZ6Wy6OpJB6Z53q6x3/n63wB6cMpEo25yJhxM6pFwAvI6U8C8l1zK7xNLuQcZYAOXUUHkIPCGOJtxD",
+	"XQPTSGSnYZMnUYscDiycPophYIe2wAn+xlx5ACccRIuc0UvA3Qevfkl3+sTM7YxEnK/Y7tbbKeXBIGjV",
+	"WiyuxeL38Gjc0n0WkhT21Kwona7oKmRQe7bpSoG+PixCWCvOfuRXs4l0INjBewYkYzrPBEugKA4iey3y",
+	"Xmaku0NGMs+Ul0bGlo9plk2JvpZQXwc0LCoAnwQkHTTEuAsr6bC+zEViKoi65joe+exUKhUXQwdTdj/B",
+	"BvNXKUJ6tE6U51Ma9rb7/p/qh38cjjIVvx2l/zg8+uf/7e+q0/9VE9l/Jd/9vsvBimqwYlmuNcxawzyX",
+	"mNl3UzB1dckr6hfN1BOplX8YS9DIZ2fUtsy9Iof3KDHm41VOKgVDqGZnToZCjeQ1hIcWOCVLqYR94jJM",
+	"/mb2DkBONeJiiLyHTGmLKkaACwyojGw9+U77Dfn54Ie/f/r008W7w9P9Hz4cvOsRFOSEu/7pGv1zxlSp",
+	"imI5e9qMxE7T2qJey7tnJ++wcvZRMAtArN1mBsxuuqBiqHLlN/deaTeCvVCN0K8RDn7fu+h76Vgjv+/I",
+	"8tyAOZ5nXE9Bd/YZzVi2n+tRo/fLZ6MgscN6ESLa/vHhC4WstxOqRwh7jCzpBRcuV8QxEp7/8OHw7cX5",
+	"yYeWt9e3rjqgie3w5jChoTPK9Z4jjScVCUn5gMXTOIVstU2zIK9vTdbmjKaXwKhWcAwHlsQzY5PUOH+A",
+	"25kxOkZ9Za9o2WnrrnkAYSObJaiyF1tu3p7Vf9jh5bHtJiybYUF1lSwFjjrgEVN1yZKADGSaymvz1zXl",
+	"miE6g5kCDzsK3m1p1AAvMT/iMp+JZ44wFwI2toIbGNmI8WFKVy2fXnd5gKrwk5AxV6+zkUox3NQsG5Mx",
+	"G0tj/DThtpfCmEgb5p+UJUNGEhnnY/MKm5VXMJbZtFEPz+0QdwBOPZZCMCTJNe/jHVexzJKAnLGUDTM6",
+	"hpv+q/pE7oSa6++LCt1onMr4sudeOCCw2ggAkMhSEmdSAA+xe9OW4zHJGb54swyAshkZm0lkNEmSpyxq",
+	"lkKskCMFrHFAumGgnlRp1Kf2rLoxn/KhMCslyTNQKGiJlWIcGvjgMrMvFe7WEtg8ko6QXCQsI182y826",
+	"9t5edtS/DgsJ4slKaIrVU7bVEGPLZtuVN63tm1/wgmc7JvUok/lwRCYOBAuZXS0AuyI0zRhNpkRNGL0E",
+	"Imwrm5TdSLY0zJ//YpZTnDhK8dIgC8gtI6qKqfGlvY7Arcxyvlp11nJGB4g4bExJgKnR6JgFBVazy3lK",
+	"ul++EBr7DaeKBdCa0R37HiyGKuKe7cYRTbU898s3eFrXu/GtntY+Gzp0Bcx/6elnyqe/xSTYHDfe8VtM",
+	"hcdUKcoluQAtlxCZAwQccJsSLWVpamyo7pvMiStz+zaz4dSZe+vmwELjtL7RYihU1rdYC2SSUj2Q2bik",
+	"W8vWgZsMWCpI4TBfNvHEM2JNNI8z/k3kBPbks4RQbwFuUDKhmeY0BaU9NRujCednuWh5W+2pp+MkF0+7",
+	"JICR2CgF90QgGFiW5UCNLjOSSTBKjTlbPP+3Wg7f5PnjCqi9eT7MY/8hHs4+insyW8utLmjsyp7+AOu3",
+	"oJxConpw4ICJmxnr3XHUw9nlGPBTP741sI3r/pTTcGqEWH9KyiECjGtTXY1rwwD+vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
