@@ -3808,7 +3808,10 @@ export interface components {
             previous_response_id?: string | null;
             /** @description Overrides the agent's `modelSettings.maxTokens` for this response. */
             max_output_tokens?: number | null;
-            /** @description Overrides the agent's `modelSettings.temperature` for this response. */
+            /**
+             * Format: double
+             * @description Overrides the agent's `modelSettings.temperature` for this response.
+             */
             temperature?: number | null;
             metadata?: components["schemas"]["ResponseMetadata"];
             /**
@@ -3866,8 +3869,6 @@ export interface components {
         ResponseContentType: "input_text" | "output_text";
         /** @enum {string} */
         ResponseInputRole: "user" | "assistant" | "system" | "developer";
-        /** @enum {string} */
-        ResponseListOrder: "asc" | "desc";
         /** @enum {string} */
         ResponseIncompleteReason: "max_output_tokens";
         /** @description OpenAI's `response` object of a run. */
@@ -8560,7 +8561,7 @@ export interface operations {
                 /** @description How many items at most. */
                 limit?: number;
                 /** @description `desc` (newest first, the default) or `asc`. */
-                order?: components["schemas"]["ResponseListOrder"];
+                order?: components["schemas"]["SortOrder"];
             };
             header?: never;
             path: {
