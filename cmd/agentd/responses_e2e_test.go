@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
@@ -224,4 +227,125 @@ func readEvents(t *testing.T, res *http.Response, stop func(map[string]any) bool
 		}
 	}
 	return out
+}
+
+// runNode runs an interop program against o with env added, and decodes
+// what it printed into out.
+func (o openAIInstance) runNode(t *testing.T, program string, out any, env ...string) {
+	t.Helper()
+	node, script := interopProgram(t, program)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(append(os.Environ(), "OPENAI_BASE_URL="+o.base+"/v1", "OPENAI_API_KEY="+o.key, "AGENTD_MODEL="+o.ada), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, stdout, stderr.String())
+	}
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+}
+
+// TestResponsesNodeClient runs the official `openai` npm client's
+// Responses API (interop/clients/responses.mjs) against agentd.
+func TestResponsesNodeClient(t *testing.T) {
+	o := bootOpenAI(t)
+	// The fifth response is the one cancelled while its reply is slow.
+	fast := llmtest.Reply{Fragments: []string{"Calm ", "markets ", "today."}, PromptTokens: 11, CompletionTokens: 3}
+	o.provider.Enqueue(fast, fast, fast, fast, llmtest.Reply{Text: "never", Delay: 5 * time.Second})
+	var got struct {
+		Plain struct {
+			ID, Status, Text string
+			Usage            struct {
+				InputTokens  int `json:"input_tokens"`
+				OutputTokens int `json:"output_tokens"`
+				TotalTokens  int `json:"total_tokens"`
+			}
+		}
+		Continued struct{ Previous, Text string }
+		Stream    struct {
+			Deltas, Text, Status string
+			Types                []string
+			Sequence             []int
+			Usage                struct {
+				TotalTokens int `json:"total_tokens"`
+			}
+		}
+		Background struct {
+			Initial, Final, Text string
+			Replayed             [][]any
+		}
+		Cancelled string
+		Items     []struct{ Role, Text string }
+		Deleted   struct {
+			Class, Type, Code string
+			Status            int
+		}
+	}
+	o.runNode(t, "clients/responses.mjs", &got, "AGENTD_SLOW_MODEL="+o.ada)
+	if p := got.Plain; p.Status != "completed" || p.Text != o.adaReply || p.Usage.TotalTokens != 14 || p.Usage.InputTokens != 11 || p.Usage.OutputTokens != 3 {
+		t.Errorf("plain %+v", p)
+	}
+	if c := got.Continued; c.Previous != got.Plain.ID || c.Text != o.adaReply {
+		t.Errorf("continued %+v", c)
+	}
+	s := got.Stream
+	if s.Deltas != o.adaReply || s.Text != o.adaReply || s.Status != "completed" || s.Usage.TotalTokens != 14 ||
+		len(s.Types) == 0 || s.Types[0] != "response.created" || s.Types[len(s.Types)-1] != "response.completed" {
+		t.Errorf("stream %+v", s)
+	}
+	for i, n := range s.Sequence {
+		if n != i {
+			t.Errorf("sequence numbers %v", s.Sequence)
+			break
+		}
+	}
+	if b := got.Background; b.Initial != "queued" || b.Final != "completed" || b.Text != o.adaReply ||
+		len(b.Replayed) == 0 || b.Replayed[0][0] != 3.0 || b.Replayed[len(b.Replayed)-1][1] != "response.completed" {
+		t.Errorf("background %+v", b)
+	}
+	if got.Cancelled != "cancelled" {
+		t.Errorf("cancelled response ended %q", got.Cancelled)
+	}
+	if len(got.Items) != 1 || got.Items[0].Role != "user" || got.Items[0].Text != "Hello from JS" {
+		t.Errorf("input items %+v", got.Items)
+	}
+	if d := got.Deleted; d.Class != "NotFoundError" || d.Status != 404 || d.Code != "not_found" || d.Type != "invalid_request_error" {
+		t.Errorf("deleted %+v", d)
+	}
+}
+
+// TestAISDKOpenAIProvider runs the AI SDK's default OpenAI provider, which
+// speaks the Responses API (interop/clients/aisdk.mjs), against agentd:
+// generateText and streamText.
+func TestAISDKOpenAIProvider(t *testing.T) {
+	o := bootOpenAI(t)
+	var got struct {
+		Generate struct {
+			Text, FinishReason, ResponseID string
+			Usage                          struct{ InputTokens, OutputTokens, TotalTokens int }
+		}
+		Stream struct {
+			Text, FinishReason string
+			Parts              int
+			Usage              struct{ TotalTokens int }
+			Error              *string
+		}
+	}
+	o.runNode(t, "clients/aisdk.mjs", &got)
+	if g := got.Generate; g.Text != o.adaReply || g.FinishReason != "stop" || g.Usage.TotalTokens != 14 || g.Usage.InputTokens != 11 ||
+		!strings.HasPrefix(g.ResponseID, "resp_") {
+		t.Errorf("generateText %+v", g)
+	}
+	if s := got.Stream; s.Text != o.adaReply || s.Parts < 2 || s.FinishReason != "stop" || s.Usage.TotalTokens != 14 || s.Error != nil {
+		t.Errorf("streamText %+v", s)
+	}
+	reqs := o.provider.Requests()
+	if system, _ := reqs[len(reqs)-1].Conversation(); !strings.HasSuffix(system, "Be brief.") {
+		t.Errorf("the AI SDK's system message did not reach the prompt: %q", system)
+	}
+	checkRuns(t, o.c, o.key, o.ada, "openai", 2)
 }
