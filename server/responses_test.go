@@ -376,3 +376,73 @@ func TestResponseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseApproval: a response whose run comes to wait for a decision
+// on its tool calls is 409 approval_required naming the run; a streamed
+// one ends with response.failed carrying that code; a background one is
+// in_progress until decided, then completed.
+func TestResponseApproval(t *testing.T) {
+	c := newApprovalCase(t)
+	h := c.h
+	h.openai.Enqueue(priceCall)
+	res := h.respond(map[string]any{"model": c.agent, "input": "price of SOL?", "user": "u-plain"})
+	if typ, code, _ := openAIError(t, res); res.Code != 409 || typ != "invalid_request_error" || code != "approval_required" {
+		t.Fatalf("a response whose run waits: %d %s", res.Code, res.Body)
+	}
+	if run := h.run(c.agent, runIDIn.FindString(string(res.Body)), 0); run["status"] != "requires_action" || run["source"] != "openai" {
+		t.Errorf("its run %v", run)
+	}
+
+	h.openai.Enqueue(priceCall)
+	events := h.responseEvents(t, h.respond(map[string]any{"model": c.agent, "input": "price of SOL?", "user": "u-stream", "stream": true}))
+	last := events[len(events)-1]
+	failed, _ := last.data["response"].(map[string]any)
+	errBody, _ := failed["error"].(map[string]any)
+	if last.name != "response.failed" || errBody["code"] != "approval_required" || runIDIn.FindString(errBody["message"].(string)) == "" {
+		t.Fatalf("a streamed response whose run waits ended %s %v", last.name, failed)
+	}
+
+	h.openai.Enqueue(priceCall)
+	bg := h.respond(map[string]any{"model": c.agent, "input": "price of SOL?", "user": "u-bg", "background": true}).JSON(t)
+	runID := "run_" + strings.TrimPrefix(bg["id"].(string), "resp_")
+	run := h.run(c.agent, runID, 10)
+	if run["status"] != "requires_action" {
+		t.Fatalf("background run %v", run)
+	}
+	if got := h.get("/v1/responses/" + bg["id"].(string)).JSON(t); got["status"] != "in_progress" {
+		t.Errorf("a background response waiting for a decision is %v", got["status"])
+	}
+	h.openai.Respond(llmtest.Reply{Text: "SOL is at 142."})
+	if res := c.decide(runID, map[string]any{"callId": waitingCall(t, run)["id"], "approve": true}); res.Code != 200 {
+		t.Fatalf("decide: %d %s", res.Code, res.Body)
+	}
+	if done := h.pollResponse(t, bg["id"].(string)); done["status"] != "completed" || responseText(t, done) != "SOL is at 142." {
+		t.Errorf("decided %v", done)
+	}
+}
+
+// TestResponseAcrossReplicasPostgres: on PostgreSQL, a response made on
+// one replica is read, replayed and continued on another.
+func TestResponseAcrossReplicasPostgres(t *testing.T) {
+	h := newHarnessPostgres(t)
+	other := h.otherReplica(t)
+	id := h.createAgent(map[string]any{"name": "Ada"})
+	made := h.respond(map[string]any{"model": id, "input": "first question", "background": true, "metadata": map[string]any{"k": "v"}}).JSON(t)
+	respID := made["id"].(string)
+	done := other.pollResponse(t, respID)
+	if done["status"] != "completed" || responseText(t, done) != "Hello from the test server." || done["metadata"].(map[string]any)["k"] != "v" {
+		t.Errorf("read on the other replica %v", done)
+	}
+	replay := other.responseEvents(t, other.get("/v1/responses/"+respID+"?stream=true&starting_after=1"))
+	if names := eventNames(replay); len(names) == 0 || names[0] != "response.in_progress" || names[len(names)-1] != "response.completed" {
+		t.Errorf("replayed on the other replica %v", names)
+	}
+	next := other.respond(map[string]any{"model": id, "input": "second question", "previous_response_id": respID})
+	if next.Code != 200 {
+		t.Fatalf("continued on the other replica: %d %s", next.Code, next.Body)
+	}
+	reqs := h.openai.Requests()
+	if _, msgs := reqs[len(reqs)-1].Conversation(); len(msgs) != 3 || msgs[0].Content != "first question" {
+		t.Errorf("continued with %+v", msgs)
+	}
+}

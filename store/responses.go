@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentd/agentd/domain"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // responseRow is a row of responses: what the OpenAI Responses API keeps
@@ -29,7 +30,9 @@ type responseRow struct {
 // TableName names the table.
 func (responseRow) TableName() string { return "responses" }
 
-// CreateResponse keeps r, made when its run was accepted.
+// CreateResponse keeps r, made when its run was accepted. A run already
+// kept as a response (a message merged into a queued run made by another
+// response) stays the first response's.
 func (s Responses) CreateResponse(ctx context.Context, r domain.Response) error {
 	meta, err := json.Marshal(r.Metadata)
 	if err != nil {
@@ -42,7 +45,9 @@ func (s Responses) CreateResponse(ctx context.Context, r domain.Response) error 
 	row := responseRow{RunID: ctext(r.RunID), AccountID: ctext(r.AccountID), AgentID: ctext(r.AgentID),
 		PreviousRunID: r.PreviousRunID, UserID: r.UserID, Instructions: r.Instructions, Metadata: string(meta),
 		Background: r.Background, Input: string(input), CreatedAt: r.CreatedAt.UTC()}
-	return s.write(ctx, "create response", func(tx *gorm.DB) error { return tx.Create(&row).Error })
+	return s.write(ctx, "create response", func(tx *gorm.DB) error {
+		return tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error
+	})
 }
 
 // GetResponse reads the account's response of run runID;
