@@ -218,16 +218,16 @@ func (e AgentStatusInput) Valid() bool {
 
 // Defines values for AnalyticsInterval.
 const (
-	Day  AnalyticsInterval = "day"
-	Hour AnalyticsInterval = "hour"
+	AnalyticsIntervalDay  AnalyticsInterval = "day"
+	AnalyticsIntervalHour AnalyticsInterval = "hour"
 )
 
 // Valid indicates whether the value is a known member of the AnalyticsInterval enum.
 func (e AnalyticsInterval) Valid() bool {
 	switch e {
-	case Day:
+	case AnalyticsIntervalDay:
 		return true
-	case Hour:
+	case AnalyticsIntervalHour:
 		return true
 	default:
 		return false
@@ -246,6 +246,63 @@ func (e ApprovalMode) Valid() bool {
 	case Always:
 		return true
 	case Never:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetAlertPercent.
+const (
+	N100 BudgetAlertPercent = 100
+	N80  BudgetAlertPercent = 80
+)
+
+// Valid indicates whether the value is a known member of the BudgetAlertPercent enum.
+func (e BudgetAlertPercent) Valid() bool {
+	switch e {
+	case N100:
+		return true
+	case N80:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetPeriod.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+// Valid indicates whether the value is a known member of the BudgetPeriod enum.
+func (e BudgetPeriod) Valid() bool {
+	switch e {
+	case BudgetPeriodDay:
+		return true
+	case BudgetPeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetScope.
+const (
+	BudgetScopeAccount BudgetScope = "account"
+	BudgetScopeAgent   BudgetScope = "agent"
+	BudgetScopeUser    BudgetScope = "user"
+)
+
+// Valid indicates whether the value is a known member of the BudgetScope enum.
+func (e BudgetScope) Valid() bool {
+	switch e {
+	case BudgetScopeAccount:
+		return true
+	case BudgetScopeAgent:
+		return true
+	case BudgetScopeUser:
 		return true
 	default:
 		return false
@@ -485,6 +542,7 @@ const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
 	APPROVALREQUIRED        ErrorCode = "APPROVAL_REQUIRED"
+	BUDGETEXCEEDED          ErrorCode = "BUDGET_EXCEEDED"
 	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
@@ -526,6 +584,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTUNAVAILABLE:
 		return true
 	case APPROVALREQUIRED:
+		return true
+	case BUDGETEXCEEDED:
 		return true
 	case CONVERSATIONBUSY:
 		return true
@@ -760,6 +820,7 @@ func (e MultitaskStrategy) Valid() bool {
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
 	OpenAIErrorCodeApprovalRequired        OpenAIErrorCode = "approval_required"
+	OpenAIErrorCodeBudgetExceeded          OpenAIErrorCode = "budget_exceeded"
 	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
@@ -780,6 +841,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodeAgentUnavailable:
 		return true
 	case OpenAIErrorCodeApprovalRequired:
+		return true
+	case OpenAIErrorCodeBudgetExceeded:
 		return true
 	case OpenAIErrorCodeConversationBusy:
 		return true
@@ -813,6 +876,7 @@ func (e OpenAIErrorCode) Valid() bool {
 // Defines values for OpenAIErrorType.
 const (
 	AuthenticationError OpenAIErrorType = "authentication_error"
+	InsufficientQuota   OpenAIErrorType = "insufficient_quota"
 	InvalidRequestError OpenAIErrorType = "invalid_request_error"
 	PermissionError     OpenAIErrorType = "permission_error"
 	RateLimitError      OpenAIErrorType = "rate_limit_error"
@@ -823,6 +887,8 @@ const (
 func (e OpenAIErrorType) Valid() bool {
 	switch e {
 	case AuthenticationError:
+		return true
+	case InsufficientQuota:
 		return true
 	case InvalidRequestError:
 		return true
@@ -1093,6 +1159,8 @@ const (
 	WebhookEventSelectorAgentStatusChanged WebhookEventSelector = "agent.status_changed"
 	WebhookEventSelectorAgentUpdated       WebhookEventSelector = "agent.updated"
 	WebhookEventSelectorAsterisk           WebhookEventSelector = "*"
+	WebhookEventSelectorBudgetExceeded     WebhookEventSelector = "budget.exceeded"
+	WebhookEventSelectorBudgetThreshold    WebhookEventSelector = "budget.threshold"
 	WebhookEventSelectorConnectionChanged  WebhookEventSelector = "connection.changed"
 	WebhookEventSelectorMessageCompleted   WebhookEventSelector = "message.completed"
 	WebhookEventSelectorRunCancelled       WebhookEventSelector = "run.cancelled"
@@ -1114,6 +1182,10 @@ func (e WebhookEventSelector) Valid() bool {
 	case WebhookEventSelectorAgentUpdated:
 		return true
 	case WebhookEventSelectorAsterisk:
+		return true
+	case WebhookEventSelectorBudgetExceeded:
+		return true
+	case WebhookEventSelectorBudgetThreshold:
 		return true
 	case WebhookEventSelectorConnectionChanged:
 		return true
@@ -1140,6 +1212,8 @@ const (
 	WebhookEventTypeAgentDeleted       WebhookEventType = "agent.deleted"
 	WebhookEventTypeAgentStatusChanged WebhookEventType = "agent.status_changed"
 	WebhookEventTypeAgentUpdated       WebhookEventType = "agent.updated"
+	WebhookEventTypeBudgetExceeded     WebhookEventType = "budget.exceeded"
+	WebhookEventTypeBudgetThreshold    WebhookEventType = "budget.threshold"
 	WebhookEventTypeConnectionChanged  WebhookEventType = "connection.changed"
 	WebhookEventTypeMessageCompleted   WebhookEventType = "message.completed"
 	WebhookEventTypeRunCancelled       WebhookEventType = "run.cancelled"
@@ -1159,6 +1233,10 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeAgentStatusChanged:
 		return true
 	case WebhookEventTypeAgentUpdated:
+		return true
+	case WebhookEventTypeBudgetExceeded:
+		return true
+	case WebhookEventTypeBudgetThreshold:
 		return true
 	case WebhookEventTypeConnectionChanged:
 		return true
@@ -2016,13 +2094,69 @@ type BioInput struct {
 // Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 // `monthly` per UTC month, `perUserDaily` per UTC day for each user
 // who speaks to it. `GET /agents/{agentId}/spend` shows them against
-// what was spent. (This version stores and shows budgets; it does not
-// yet refuse runs once one is reached.)
+// what was spent. Before each run agentd compares each budget with
+// what was spent in its window (finished runs, and what runs still
+// going have spent so far); a reached one refuses the run: 402
+// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+// platform message (not answered), a schedule or another agent's ask.
+// A run that started finishes even past the line. budget.threshold
+// and budget.exceeded go out at 80% and 100%, once per window.
 type Budget struct {
 	Daily        *float64 `json:"daily,omitempty"`
 	Monthly      *float64 `json:"monthly,omitempty"`
 	PerUserDaily *float64 `json:"perUserDaily,omitempty"`
 }
+
+// BudgetAlertPercent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+type BudgetAlertPercent int
+
+// BudgetEvent A finished run's cost took a budget's spend past 80% of it
+// (budget.threshold, `percent` 80) or to it (budget.exceeded,
+// `percent` 100). Each goes out once per budget and window, whatever
+// the number of replicas; a run that passes both sends both.
+type BudgetEvent struct {
+	Data struct {
+		// AgentId The agent whose budget it is (scopes agent and user).
+		AgentId *string `json:"agentId,omitempty"`
+
+		// LimitUsd The budget, USD.
+		LimitUsd float32 `json:"limitUsd"`
+
+		// Percent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+		Percent BudgetAlertPercent `json:"percent"`
+
+		// Period A budget's window, a UTC calendar day or month.
+		Period BudgetPeriod `json:"period"`
+
+		// ResetsAt RFC 3339 UTC with milliseconds.
+		//
+		// Example: 2026-11-21T10:00:00.123Z
+		ResetsAt Timestamp `json:"resetsAt"`
+
+		// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+		Scope BudgetScope `json:"scope"`
+
+		// SpentUsd What was spent in the window when the alert went out, USD.
+		SpentUsd float32 `json:"spentUsd"`
+
+		// UserId The user whose daily budget on the agent it is (scope user).
+		UserId *string `json:"userId,omitempty"`
+	} `json:"data"`
+
+	// Timestamp RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Timestamp Timestamp `json:"timestamp"`
+
+	// Type The kinds of event a webhook receives; each one's body is listed under x-webhooks.
+	Type WebhookEventType `json:"type"`
+}
+
+// BudgetPeriod A budget's window, a UTC calendar day or month.
+type BudgetPeriod string
+
+// BudgetScope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+type BudgetScope string
 
 // BundleConversation A conversation, named by its roomId or else its userId, with its messages oldest first.
 type BundleConversation struct {
@@ -2527,8 +2661,14 @@ type ErrorDetails struct {
 	// Limit Which limit was hit: `concurrency` for the in-flight cap.
 	Limit *string `json:"limit,omitempty"`
 
+	// LimitUsd The budget, USD (BUDGET_EXCEEDED).
+	LimitUsd *float32 `json:"limitUsd,omitempty"`
+
 	// Model The model the provider does not serve (MODEL_ERROR for an unknown or retired model).
 	Model *string `json:"model,omitempty"`
+
+	// Period A budget's window, a UTC calendar day or month.
+	Period *BudgetPeriod `json:"period,omitempty"`
 
 	// Protection Why DELETE_PROTECTED refused a delete.
 	Protection *DeleteProtection `json:"protection,omitempty"`
@@ -2542,11 +2682,20 @@ type ErrorDetails struct {
 	// Reason Why it was refused.
 	Reason *string `json:"reason,omitempty"`
 
+	// ResetsAt When the budget's window ends (BUDGET_EXCEEDED).
+	ResetsAt *time.Time `json:"resetsAt,omitempty"`
+
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
 	// RunId The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED).
 	RunId *string `json:"runId,omitempty"`
+
+	// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+	Scope *BudgetScope `json:"scope,omitempty"`
+
+	// SpentUsd What was spent in the budget's window, USD (BUDGET_EXCEEDED).
+	SpentUsd *float32 `json:"spentUsd,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
 	Status *string `json:"status,omitempty"`
@@ -3474,8 +3623,13 @@ type Settings struct {
 	// Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 	// `monthly` per UTC month, `perUserDaily` per UTC day for each user
 	// who speaks to it. `GET /agents/{agentId}/spend` shows them against
-	// what was spent. (This version stores and shows budgets; it does not
-	// yet refuse runs once one is reached.)
+	// what was spent. Before each run agentd compares each budget with
+	// what was spent in its window (finished runs, and what runs still
+	// going have spent so far); a reached one refuses the run: 402
+	// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+	// platform message (not answered), a schedule or another agent's ask.
+	// A run that started finishes even past the line. budget.threshold
+	// and budget.exceeded go out at 80% and 100%, once per window.
 	Budget *Budget `json:"budget,omitempty"`
 
 	// Discord `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -4001,6 +4155,9 @@ type AgentUnavailable = ErrorEnvelope
 // BadRequest Every error body.
 type BadRequest = ErrorEnvelope
 
+// BudgetExceeded Every error body.
+type BudgetExceeded = ErrorEnvelope
+
 // ConversationNotFound Every error body.
 type ConversationNotFound = ErrorEnvelope
 
@@ -4045,6 +4202,9 @@ type OpenAIAgentUnavailable = OpenAIErrorResponse
 
 // OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIBadRequest = OpenAIErrorResponse
+
+// OpenAIBudgetExceeded Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIBudgetExceeded = OpenAIErrorResponse
 
 // OpenAIConversationBusy Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIConversationBusy = OpenAIErrorResponse
@@ -5079,12 +5239,28 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "limit")
 	}
 
+	if raw, found := object["limitUsd"]; found {
+		err = json.Unmarshal(raw, &a.LimitUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'limitUsd': %w", err)
+		}
+		delete(object, "limitUsd")
+	}
+
 	if raw, found := object["model"]; found {
 		err = json.Unmarshal(raw, &a.Model)
 		if err != nil {
 			return fmt.Errorf("error reading 'model': %w", err)
 		}
 		delete(object, "model")
+	}
+
+	if raw, found := object["period"]; found {
+		err = json.Unmarshal(raw, &a.Period)
+		if err != nil {
+			return fmt.Errorf("error reading 'period': %w", err)
+		}
+		delete(object, "period")
 	}
 
 	if raw, found := object["protection"]; found {
@@ -5119,6 +5295,14 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "reason")
 	}
 
+	if raw, found := object["resetsAt"]; found {
+		err = json.Unmarshal(raw, &a.ResetsAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'resetsAt': %w", err)
+		}
+		delete(object, "resetsAt")
+	}
+
 	if raw, found := object["retryAfter"]; found {
 		err = json.Unmarshal(raw, &a.RetryAfter)
 		if err != nil {
@@ -5133,6 +5317,22 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'runId': %w", err)
 		}
 		delete(object, "runId")
+	}
+
+	if raw, found := object["scope"]; found {
+		err = json.Unmarshal(raw, &a.Scope)
+		if err != nil {
+			return fmt.Errorf("error reading 'scope': %w", err)
+		}
+		delete(object, "scope")
+	}
+
+	if raw, found := object["spentUsd"]; found {
+		err = json.Unmarshal(raw, &a.SpentUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'spentUsd': %w", err)
+		}
+		delete(object, "spentUsd")
 	}
 
 	if raw, found := object["status"]; found {
@@ -5184,10 +5384,24 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.LimitUsd != nil {
+		object["limitUsd"], err = json.Marshal(a.LimitUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limitUsd': %w", err)
+		}
+	}
+
 	if a.Model != nil {
 		object["model"], err = json.Marshal(a.Model)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'model': %w", err)
+		}
+	}
+
+	if a.Period != nil {
+		object["period"], err = json.Marshal(a.Period)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period': %w", err)
 		}
 	}
 
@@ -5219,6 +5433,13 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.ResetsAt != nil {
+		object["resetsAt"], err = json.Marshal(a.ResetsAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'resetsAt': %w", err)
+		}
+	}
+
 	if a.RetryAfter != nil {
 		object["retryAfter"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
@@ -5230,6 +5451,20 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		object["runId"], err = json.Marshal(a.RunId)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'runId': %w", err)
+		}
+	}
+
+	if a.Scope != nil {
+		object["scope"], err = json.Marshal(a.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'scope': %w", err)
+		}
+	}
+
+	if a.SpentUsd != nil {
+		object["spentUsd"], err = json.Marshal(a.SpentUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'spentUsd': %w", err)
 		}
 	}
 
@@ -18138,6 +18373,16 @@ type SendMessageResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse402Headers the declared response headers of an HTTP 402 response for SendMessage
+type SendMessageResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse403Headers the declared response headers of an HTTP 403 response for SendMessage
 type SendMessageResponse403Headers struct {
 	RateLimitLimit      *int
@@ -18251,6 +18496,8 @@ type SendMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18277,6 +18524,8 @@ type SendMessageResponse struct {
 	Headers202 *SendMessageResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *SendMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *SendMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SendMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -18317,6 +18566,11 @@ func (r SendMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SendMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r SendMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -18410,6 +18664,16 @@ type StreamMessageResponse200Headers struct {
 
 // StreamMessageResponse400Headers the declared response headers of an HTTP 400 response for StreamMessage
 type StreamMessageResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamMessageResponse402Headers the declared response headers of an HTTP 402 response for StreamMessage
+type StreamMessageResponse402Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -18517,6 +18781,8 @@ type StreamMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18539,6 +18805,8 @@ type StreamMessageResponse struct {
 	Headers200 *StreamMessageResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *StreamMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *StreamMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *StreamMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -18567,6 +18835,11 @@ func (r StreamMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r StreamMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -20853,6 +21126,16 @@ type CreateChatCompletionResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse402Headers the declared response headers of an HTTP 402 response for CreateChatCompletion
+type CreateChatCompletionResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateChatCompletionResponse403Headers the declared response headers of an HTTP 403 response for CreateChatCompletion
 type CreateChatCompletionResponse403Headers struct {
 	RateLimitLimit      *int
@@ -20964,6 +21247,8 @@ type CreateChatCompletionResponse struct {
 	JSON400 *OpenAIBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *OpenAIUnauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *OpenAIBudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -20988,6 +21273,8 @@ type CreateChatCompletionResponse struct {
 	Headers200 *CreateChatCompletionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateChatCompletionResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CreateChatCompletionResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateChatCompletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -21023,6 +21310,11 @@ func (r CreateChatCompletionResponse) GetJSON400() *OpenAIBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON401() *OpenAIUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON402() *OpenAIBudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -32926,6 +33218,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33144,6 +33443,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers SendMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers SendMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33641,6 +33985,13 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33797,6 +34148,51 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers StreamMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers StreamMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -39166,6 +39562,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest OpenAIBudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest OpenAIForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39339,6 +39742,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers CreateChatCompletionResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateChatCompletionResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -46312,6 +46760,20 @@ type BadRequestJSONResponse struct {
 	Headers BadRequestResponseHeaders
 }
 
+type BudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type BudgetExceededJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers BudgetExceededResponseHeaders
+}
+
 type ConversationNotFoundResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -46534,6 +46996,20 @@ type OpenAIBadRequestJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIBadRequestResponseHeaders
+}
+
+type OpenAIBudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIBudgetExceededJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIBudgetExceededResponseHeaders
 }
 
 type OpenAIConversationBusyResponseHeaders struct {
@@ -52487,6 +52963,38 @@ func (response SendMessage401JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
+type SendMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response SendMessage402JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage403JSONResponse struct{ ForbiddenJSONResponse }
 
 func (response SendMessage403JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -52940,6 +53448,38 @@ func (response StreamMessage401JSONResponse) VisitStreamMessageResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response StreamMessage402JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -56725,6 +57265,40 @@ func (response CreateChatCompletion401JSONResponse) VisitCreateChatCompletionRes
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion402JSONResponse struct {
+	OpenAIBudgetExceededJSONResponse
+}
+
+func (response CreateChatCompletion402JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -62044,734 +62618,752 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1td+M2li+KfxUs/eessntolex6SMpeZ51RbCVxp/zQtpxMT6vGhElIQkwBCgHaVtfxu/+69/39iPeT",
-	"3IUNgARJUKJsOUn1qVmzOmWRxOPGxn787c+diM/mnBEmRWf/c4c84Nk8IfDvEyIEnpALMk8W6m+RzWY4",
-	"XXT2O8MpQXhCmHwlUAqPg84dTjKiXouxxOq/8MJx3NnX/7ru7f4av7n7dvb2t72Hb24/3L+T79Pe4p/4",
-	"JuoEnZnuC16fiYl5+Wbv9tv07ew9+3be+21PvJXv7+7hZYltLxEX8krEnf1et9fr9T4EHcrmmRzyW8JE",
-	"Z393rxd0ZjwmSWe/M5nLnXfd9zuSpCnuBB2eSefVN72gkxIx50yQIZ0R9fGbt913QUfCG1eCxJ393Xe9",
-	"x+K9zn7nBKe3RAqUcH6LoimfzxcHaEpSgqhAU36PjlFKcIzklMy6naCTcj6Daap/XL99974TdCSdESHx",
-	"bN7Z7+z19t7v7O7u7O0Od3v7vd5+b7f79t37/+oEnUyQFD5V/7je3XvTeQw6IosiIkRnX6YZeXwMim37",
-	"LSNCHtGURLK8fX0Uw6/IrDraklOCIs7uSCqwpJypsavfVEevxLa7vZI8SEUCJEnQjCCMfuW3pOsfXW00",
-	"x+yC81l1NHYYlCGM1LIE6J7KKaJSoHmC5ZinMzU86NoZiv1J/XOKGYNNlimOKZvsRFOsXrbfd/Y7MRUR",
-	"T2O1aN5N0BP7ZYolijla8AzJKWW3CN/wTMJyRFmaEibRDPb8f7Wc9KVMCZ4p4qmeIYFnxM4+gB7gNCFh",
-	"v3Am6xuyfk9v/UtMQI/8iDNSGbs6EIjcKa4B42YoVi/lw+3QeB/tjpg6pfvo86gjF3My6uyPOkLiVI46",
-	"wag48vD78kM/6jyO2IipVvd8rcIJhVaBJpiEX3+ZLlBMY+fjN+0/1us1pdEtYd1u12nkra8RNf8nTAs+",
-	"0Nxs1Nn/PHJ4zaizv9cLRi4/GymeFIxKjGvU2f8Whg58cGQZ4e6HYFRiZ6PO/rvdve4b1aPihzC8Ekcc",
-	"dR5hjp0qAXyPaeIj33nK72hMUjSGFxAeS5LCumnCRLDZLhl/UXRB0pSn8LH5l9qfiMf6af+Hwenw+uq0",
-	"/3P/+GP/u48Dd/D6DXXtKU7KuET4DtME3ySkC+/FRGKaCN2mkFhmotJnSrDgDH48UftVrHaKJUEJnVGJ",
-	"yENESKxo5bFh7y6IyGq8x/xoNgzOMdqr7NLXo9LqqDwGnSnBMUlBZIItj48njKd6zWMiopTO1Z1qDs2M",
-	"zG5IKhAfG4YPdwT8GzNxT1JE9efmVk6olrMk54lAmMXq1pgnlE1sU9sBivhshncEmWNFHHGgrlLbMk9j",
-	"kh4gfCPUNt8rZs04I+geC3Vti2hKZtiR/dQdqvoKoMvraMpppG4nMpuTFMssVXxebWZnX11AlE1gFQZD",
-	"PPHPOCWCZ2lEXgmkBAwlXmA1E0SYpHKBJJ4cICrRjN8RoW9+ckfSBVKX+oSgH4hEYsrvBdrCLJc7Z0Sm",
-	"NBIICxqT7S66JCxWrdzg6FZN/3i8c4JlNEU8Vf8+5YzoH5omPep8M+p4p3aBJfmoztsO/G99lseD4fcI",
-	"pBQ+Rv+5U3lfdZh3877n9m76okySCUkrnV2QGaZMDaJ9h/k3pU7X6VMQzwQvScRZLFDGJE2AVm8oU2KW",
-	"5kOv1LaxmN+rvSZSlDp/u7eqdyLTxU5f8aLmniVH91htLxnzVNGUTBfVaZZ7mlFGZ9mss78b+HqtbVO9",
-	"7xP8oFqwJ0mgOUnRjLJMEnt8S8uw3kZ7t60+iAvbeULGUhG2K8eZVV85mHcf1hqMlwauGH1ASlNBW0Jv",
-	"yjbCiqHQaLomSex+8+Hd3rt3eyvW6DHoKIY2I9Ky173+z5qD+DlNf6+vrknJI57kvKbCaLfC3W4vDBRb",
-	"CHvdN+GB5oYzgplAve6bQDEnqaUb3ZDAC7FdGn9nt9vrKE2zs2+4fyfoMKx0RjXGHTvIEjnih4+ETeS0",
-	"s7/73sdl+lZf9s3Mcj0aK6Y5piQNUKj16lHW672JaAz/JWF5oC1Ub5jFHMtpMQeruitF97eMwl2mdQzv",
-	"fPZ6Pd+EDh2F8jg+Vz145+YqntUpqmfLZwhvLDUXeCYYlYb2zHkekYSq+6pp72LzvDq3+2m8fGrqBT2z",
-	"eBfv3byJ3sbvyPvxN5Nvpx9+vfXPLC4G87xZHcdkNueSsGjxE1n4mOMtEaWTJfCYKD4NvHlfqfJkThSH",
-	"UDe6tOruLVmAFCOnZMTglxseL+AlytDeWzTlWSoCNE75rPgKRxHPmAyMjKQ7HtNUyBEzYhOeYMrQlham",
-	"oQvV8Da0rPTfmCvmpL675+ktkvc0Il1k1fARUwODoWLG5ZSkelxUoLd7eyg8PhqcnJ8NB6eHf7/+afD3",
-	"64vB1eXgKDxwpjmlCRmxfGBISJokKM2YgFZ6H+qtHJ9eX10Owi7qO4IgliNmNKpbQuagP0wpmwRIcLCJ",
-	"wALrhvE4JWLaRbtq4ffevUPzlDKp9IwR618eHh8rISrFkeKgB/nMzGq+EsWWUAFN83umBmMNECOmDRJU",
-	"2/nwQikN+k2t/SPOIqLErikWiLCYxGpFjPqnpwK/2pVFIWg4oVE6SvPrjlgTU3WIcUdRo1+Cezfeu/km",
-	"+kB2opRgSXasKQgLQYXETHaCEuG/excoKSFny+q6kZKkagT//Y/R6GGvtzMaPXwz+PTv/+YVDI/HIFHW",
-	"D0d/rlZNq0Ugw3KmVtHeRLk8rIRmbWujaikJ2lLX0l/C7f2R3qp7KohdH9OWsMcn1xcEeru7N2Lh+cXg",
-	"8Oz06Hh4fHZ6/X3/+OPgKNQUHk1JdJt/Z8aEUwJ9yhQzgSM19GVbYOTpFdKzs77vdvf8i6Zk8aaF01N6",
-	"03urKYZxwx6U2tJm8dR/+RjhqkqEEiqkvvX/EsJt3jTLQlN49lSb1AVJZlqYnOMJycfyW0bSRTEUEKNK",
-	"Q4jJGGeJBGVX9W7EW8W/Vwi7J4V5vb7iWrjQpke4o3IRKASrjD2sfAwH3xzuCb5TB7/rv4YKe/6yW6hY",
-	"09U2/2Kx37+tHtv6yp/jCanPVf2KWKa0ZnPB7DatvtoZ/+Lvrlzti2ypvJNmNTEnzdhyUUC9sK6Qk2bP",
-	"l20uMnYJ5+17mnj1szPF2OAqUtweReo+ASWFCnSPF03Lqw9xaYH/LSXjzn7n//e68Ei91k/F63wY+aDg",
-	"ll89KDsULRU0jgaerjUa/YUazWU0JXGWkCbxT5jn1T0X0XT5nqsX9J6Pezdvo/fxt6Q33pu8nb7/9dvb",
-	"mX/PRTGY5238L+Rmyvlt06Tu9eO6SLtKojUzir6Z7d2+Ze/n3/7WSzUVP/hndJ8P5DkTcnx2haHuiuVW",
-	"2dydxIBf4/k8oRGoB69/FVrdzGfxWVtp9Scx6HxVW3AnsBZecN2AKVfJzCsNuTBJmS6MNWTvm8AS577p",
-	"9TF3lqqO/Sbmkl9wjBNBHtvS9kB1MmB3JOFzoheucl9U56odV9iOhDIlStwRsEHCkOHWBV+enbgZcMTZ",
-	"mE6ylMRdlF9D9itjnMZlL0MGtp9xJoiwjjOBxuptFHGe7MT8nmnDqf3slUCOgSlAJBEEvekhsb2vlQjd",
-	"6iuQfdG73hsjJnFhe4rBOADiPYpwmi5Q6LQYwvuh2e5usXuhXhhjKwHzTYBSnoE4nM3VwXAsxx5jlG+b",
-	"zBevq683Gw7btVJ84jcHtm1FvV436S392nm1ySy37Pv6B8tsa21bKq2H1zjWviVYE3WQvsOxseY9j90c",
-	"n/7c/3h8dH0x+NvV4HJYZjZjShKIolC85twcAmArhgnNMiHRDTGS8j7ic8IwVZq1nKZ8TqMATVL+W4Am",
-	"nE8SEiCeJHiGy4znmN3hhMYIPEZwAEv9vSgHqkzfBAvYE4j+J/qMYBECpOeMHkPE8Mxq/zGXSh9Qt0xu",
-	"OMWx/gRUCOAe1u4YIJFFU+Ow4Hck3Uk4mxjb23GsVYl/2XP8r3waXfPkKZffK878vHN5eHb68+Disg/6",
-	"9+nZ8Pr7s6vTo457btxO4Q4cq25/hws7Hw7aYtzQtL1vwSaAkwQuS2Mb2laXtn9C+n7VX0+xusp1e65R",
-	"9eux+FKPhbVmb+ZIHA0+Hv88uPh7w3Gwnf1OR+GXwXc/np395DsMRs1Yehzqk9FHwX7rHgZrh/96EL7U",
-	"g/A9T29oHBP27BMwGA6uzy/OhoPD4eCoLK3NUy5JZMiTMKW9xa6wFpOESHKev6VUJ0Ek4sauAVz4AEUJ",
-	"wUrH0qLQeX94+KN2QvjUxVdDbRdHfWsXf6WaNUMhsbaMQc+UsxcW5S6vvv/++PBYXVHng4uT48vL47PT",
-	"S7SFddTsLVmouWJ0n1JJtgNUXU5QLkvN/O3qbNhHWyV58LeMSxwgUOYev8psX+yZLDslj9mVeKblxu+Q",
-	"K91RhWvOODKpQBV/FJxK6+3T0TcveWi8Yw7AE1kaqPGdhpXRhrXhHhiXoja5UImICbmZEAmWG+1p+nps",
-	"/iWOzQXJBIk3e260O7x0boa+g3KPhebCYLMz7mhDtr/rodED1ia6+gHJh2nEwQQLmccm+MaOtkpRAzwF",
-	"+8LXi+aLPTFMkpThZFDQ/dOtdcPBxWn/4/Xg4uLsolO2oulejMV7yxITjdGb8R7+EG2/sPTljixAmKGM",
-	"kYe5kQK1YfwADoBN0YlwmlICag41gxdfifyLJXIw4p5YetyETfpkcHnZ/2Hgt0mbBK6yKVqp/jcEkdlc",
-	"LsrqihkYUp/pECTt/vtdrMtmIjryJFRDALlpRoWAWCwYr2L0knOUcCVEVQzTcE/oSwEW4OtB+VIPyk+M",
-	"3ycknpDNGMV+Oj375ePg6IdBg1Us7w7FPMpmSmf/05uKPXNqshPbSX2Vjr7U83BCZnxTFuKTwclZo31Y",
-	"d/Tnp/7qJJpIfwbz+Ur4Xy7hA2UecjZOaCQ36C787ury75WoIQjfWxn691jWuet5/DeZqAS2pxn70xuo",
-	"Rqxioaq6I9WCafW9NGF12rD6CmEW62h8IVMsyQSsdGFKfiWRDHNHv3oTTHr50DCVxj5xj2EYfD4nMbpZ",
-	"5Otn1ns7cMJ+1GY5YQZYwipDOPXXk/7lnvRN3XGgSzReclrN+QJuuco0mq45CCXPw/5MwDgE/YGmRFJ0",
-	"S+Zf5b8v93DwmGzCNHZydjQo7GLO3eci9nzoBB0bzNnZ7+hwNdeKAFn1EFkbwvshijnREabkgUIGPICh",
-	"xBx+m+I7yCcjAlwcVNudy3forByom7cnSHpHtEEM3oD+DlA05VyQ4n6AZ2Nzw8DxeNEj7Sxj4AyuiDM2",
-	"Yayle24rY7eM3zO1OimRNCWx/i7I3zcbG0B8XJGJu91F30PEre7GDbatrJRzQcK7cEESgaisBs2qrQwt",
-	"6pATuqufHDghxkLihUChDjIOv7KQL5SFbOZirVxmnXqwwx9yqQbqptPkWviMadx0uX4l4i+XiE94TMe0",
-	"CezFm62oQ69LmYbAF+MDm+5YIQgLrbJshPCOH6vkK/H8KYnnbE5Y/3iziUga7iFzmqtKNtibMbSPWqUm",
-	"gQzQ2WdZkhQpVuqiT69NclJrlqpnD4z1woIpehhr6DYfotcW9MKZYri/kQSkXyC/xwIMQTaRQJBO1JSI",
-	"FFTygCb0ziAifM35+ZrzUzrlm8r8odpje22E+M6KlByTILePwNGqusWAsZmJwoplJBTyAGKIOeG2WdFx",
-	"EpxLXb/Ygff2Aye/8iTcR9hk7RR+WTjp+j049YwX6KICYRSqqYf1uR+gEKbuaijqfTdZaCu0q/KP3qdu",
-	"yhPyNZL0Cz+XbjrOd5lYPO90uobo6xvV3JNs8/uoMPk3YDb5LuI//oDW5m+u5gYDvdGG7vGiQDQxMFfh",
-	"LEsklVjcXhrjfeha78EbsGQgeK7uapxc24gRMxDz5isB/d9jJRPo5OGYRFSjhTGQFCTnCehpQgOoWIah",
-	"uYNxHHw9/F/04d9QggdlIhuPaUSVXDonKdxEnIl6MGz//BgSGnIjGZgiweKVf2bMhlQgDnCbkIHhP/DF",
-	"Ry921qtdmHvYP+FQY36ZrI0IM20HZHEuiHw9MF/0gdlgUKwNHjWUu25Q7J9DFS1PQpH/1wDa/wOPxaa8",
-	"YeAi8RyIF3FI7aPnu83+HKfQWTbXFPRKtHGDfT16X/7R24wrSZMR4/Ia3EUNJzBcBajrO0XW2mpti4A6",
-	"Qkvun9zuAo7vP5FOV1mWcN/8FPpn9dW59S92ws7xIuE4HnL+EafPTRKZ68auJefXCTTnnjJjIdUZdNrr",
-	"INBu7+237755j24WUusPf07TR21m5ioqzwWd0O++nocv+jxcZOycAM79845CmrHruWmoetWkGVthAkQT",
-	"dclwloNbuzLNvlbCqURYotd3u6+BP4vXq66u12nGxOvlHf9ZhD5n+axtL2MoprG+eVlsAcUB5htBfMbR",
-	"9fnF2c/HR4OL6+HxyeDsalhEARPYPGSDfTGL0RSD145KgP3ahhIlZtmD3GBZtgvSr7fdl326h5yfYLaw",
-	"NTeeecSxJNfgQ792fOjOfVf3sQclIIa3e9aT3HTs3C5e6OhVu9DHrz41bf0rpuQqm68EijjTRUuiBYrw",
-	"HDLsU4KjKYkPKn50gRfCAH6bYgJf/eb/h/rNrxjO5JSn9J/PBaywohue0+tbsvB6znmau5GNqb7p3KlR",
-	"ESZN/y929nzdlFzhZjbmCrT+BTdNeYaTMU9nirWYgF/FY+74LYH5kod5nlFtl1xk8zlPJYlPSEzxEGb8",
-	"nKXPihavZ6rJa1jFCiyianxHdYYsQGm1mz+v9O+foasCUGuuYzqwwDO1r2LDF8imNqoen/f//vGsf3Q9",
-	"PDu7/ti/+GGwtnr8giHOtcEFXxXcfzFaTkHYpGrDi5KvzyDnejmauqprAqRNTZoYCcoi7dCw9dvyQo6g",
-	"Y70sjddHHJSqzniGCXHd5TEe5BV7lJRrPvl6LL7QY3GRse8po2L63PNwcXV6/f3x6fHlj1UU0LzEgxpV",
-	"QiSJ6ylpaWZip5KU4HiBxmZML3og3CEHuZnFDsHU+8rTuPQ0QltLrKi58pXuv0y634xnTRGRP0XrIvu9",
-	"QNBLYwiKROWMFd64ZfnPYCmsZHl9Df79skn7F0zls+34lrB+6R8Pj09/aODrBsXCz9VzhzEUOC7Ho/4u",
-	"h8KMvWDwy0b0ld//ix4KW8dsM0z/8vDHwdHVxybMC9vZnx/0oj6RJtQLW3vt673wpR6Bjbp/LvrDwfXH",
-	"45Pj4fXgPw8Hg6Oq1O8Wenu799jSNZRg+cL1lTwDD7y+nTlJd2y2ZKN356vv5v84383mvDZXp/2r4Y9n",
-	"F8f/VbEdLXPZvODRcMcTbMLnsnlvy9Xp5dX5+dnFcHB0fTI4Ou5fD/9+PniKt+VF19E3yOCrv+RfnTWY",
-	"srKbkTFr5ZxKVG66+qNKS4GRwVaG+ooC8y9L0zkJ6brCe31A9DjEc3xDEyopsXWe5iS1f5EHCbZT82oK",
-	"58B4s284TwhmaoDzTExPuaRjcyaE/zWNr2dWovr4MXeT85tfSQTLWAwybcCtMVIdTmPEx6i/10e73V5X",
-	"A7E584gqs1x2grwrA8cI6qofs3kmT3isG6KSzNzZ2jrORQBGmuKF8/lZJp/6vTN3z/u6CrXngSBRllIJ",
-	"ygJNyUxNttT1isW4rH/vG5/tRinMMz05HGsfHU7OS7vRskPdUsdHGOKWJslas4AtvVSfeQdvZRvI6Rvj",
-	"iKzfeP6prwPjI1xCxK8ECrN5jCWJ+xLg4uq1zouy4v/Q+10mC/88is6D8jnwkbSXTvP1/rTkjBbTr3GR",
-	"ecolj3jyHc3jkSsRK3+9PDu9OD/0TTvIP/+5aQ3D3W4vhEz7XveNv40sTTyHo7Kk6qWgNtr6AJYtgyax",
-	"2hD7CJawyD1J4wO97zFKqJAChdEUS12KmwHu1pykKJriFEeA6qOr6m1RKcB3GyCnA4jyNfKH2K6zv1W8",
-	"w366Hkeisfc1+kQG2cjA+FNZpsSTtb6okAONbXH/6jGDhpuoIJV0jDXkdnkXsHly7F+3VZs0IxLHWOJm",
-	"zirTjHgG1biwc5yudxWc41SuXDZnmraLhqUa3KkDA0JB/cRcQiT9DihWRL0o9lGo5r+PRlmv9ybq7/X/",
-	"Kji7mEc2GA4pNgIPSYgSyogIEMHRFI15kvB7g42NbhLMbuH5AcIo3EdzyiYhivhsZjpLF2j3XQ6OpQvq",
-	"32snTJ27BJ2HHRjgTjsJvT5uWML+Xv8HIodY3DoATPW7AuIKheIjoXk9RFtG7vGc/CkVkqeLj4RN5BQA",
-	"aymjs2zW2e85YYmSTLSxp+FIS8KwVnyWM1AaN231j8PheT+T08rdXjsjNwSnJP2epzMsn3RKRN7w8qGa",
-	"9xqGazYoz5WuMnNFaDsX54c69V/DzO52e2hG5JTHQhNqqJGcEkiuHI9YqOvUd9N51IWWj9mYh0h3LNBW",
-	"6KDL6qvhlTDYAkqP1AXeRwwLFFbcBGGQWzrNVfVKFPXgw2H/0tH3woMRCy0zCcEhZiuQYsDApmwitg/A",
-	"m9brvsnnhJkZKiiJIxaqQYV5gon1tQGSfEX6Bi3YR83ldYRpdjs+wrSMr8IjZJpFMktJnE9hSxCC8A2/",
-	"I9tluORVBAGDLN5fThiNR9Qhjb1uL8cwNte+OqfFDhWv3mhRAxB8RkznEEFuFOB7USlIMkZbWFucALPf",
-	"5rTmPUyIVMRmmxwxAyio3lJdE2MS2PZtkD72mC3Oxp39f3zusCwxGI+lKyU/Zflasmx2ozboU+DFFM3x",
-	"MLawISwELlr92XaASDTlRfFCW7zzMej8KjhL55FngZN7gFXe6/b8kp4mV4+QeEmYrSAWBgj+vLQKqf0d",
-	"hMg6X1XHCw4NvPVaEBarJvK/oRn9scTiVryeEGk+73XfmCX3Xb9YX7vFyq9UjfI5WBJUu7Hiq8q90uKL",
-	"j2SCo4XpSXV6rsfa+lPV398yki7shzUK6TPknZBaxdqYgRk5DBZKADaP07ThHUrO1ziDIM0KG7CElxNS",
-	"jRGo+37Cd8yPYOS9wPe2Nl2FTZgLfjWfMBJMO0YRaDsdoQCaEaZEZInU9Kdj/euCQG6SbCea6Jsvlwhe",
-	"iDW8EojGB0i1afKoHLYR8SyJbdE9xQyfyRj0Kj39uFlZbfURUBTX5j3NftZpuaDo9d6+hIiXKzAvgNS9",
-	"3udWpyk1UNvYEofdNyfUs4QHBYu1b6k/DkYMhHWQpUHA9bLovOHS4mnwu173zYgZFrFfYhGqA50MC7ii",
-	"NdYt7dc6NgjetIoM0mYZo4UoZt7MNJolYD2Otc2Zve4bc9p3u71XAoUeE0+YI+YoFhklVI1TywljIqOp",
-	"rbfPM4nC/l5/xxgywq+G0rKdiYxJmpJ4mGIm1CJv3lLV675p4k/WgFqabZMJdQ0jSJUWX85wq0n8X9F8",
-	"6zcflsy6G7PWlq2QP+e225e24hoG9S9svtIz3LARqySC+gQ9i7xQMHS0Fd5SFmukWPM49BhvwOH8YBZ8",
-	"hh+sFWd371sP/1BNNqw89HAcb3ZfNrr8QSfl2nfeqpEL9TJYeMWtd16V7YS1cVfC9LfO3jpq0CrLXElR",
-	"1BWEqgJHoRz6th3A/rE9S5VzGEVkLkn85AvyJuHRbYMXNljXYlh1/R7C4NckJt8d4Rhu1lFWn0HSFZpZ",
-	"YQlyqNlz6BVZlUQ4yZMYYfj5ZoHM+d/S5boDFI5pYqwPYJXz+XCeckZVs2t/tISRPJFVQDn1dod06Wpf",
-	"GB5BmKLHf3QyQdJOoIuJOF8WI24SSn5Hu7MdVU0UnEo5b+HnhadLVwXUQQ8NKubYdOuoZz4qs/feExh7",
-	"Ljl4WE7pJqstkGE563fpnPmWzsnN07ZNnVlbG2+6pMDtWCxY3sNKGvBp6R6yGKd4MnNwEKEGplKLfXRi",
-	"6WFH68BekpnPCWsIDMKONLk2ES0nmsadTLCQh9OM3fqH9HQmtp6sYV4vb2W+His30zWerhI3vDbnF3IF",
-	"buZuXWUmsaekxO1FdjOjUgI41T1Pb7XzFcINdvLGAyc1WWlKLCIJ/HOsgQLUOH4F2Gu1HZmcup+aIOjl",
-	"V4lzgmvXyDOEFmGnuxYb0byPzoiQeDZXn4/NHaYEBrKjHq28YnTXrTakbET0hblo+5kxmTXcPvoly1MO",
-	"lPjDcBIiwmJTlwqk5FUqUW2PoBn/sf9TMf7NMBMzADvthv1rp5lWnQ5ot9vLA5SsJ1JABSKQbcVztVWI",
-	"LBU2VrS98vJnUWYb1VgyJilhERnClq05u5ZK8Lrq77p6r1+rOWMk12twQTxpbig3hmrOiL6WjG6T4nv1",
-	"nyxNHA2nWcGpugkX4P7S1cK6VqlpNArN3OSUzdFHiu9LzPVmIYnPiNug6SwJQPStf1XPuTj7OLi+uhxc",
-	"dAL9b4j/aLqmfAG7tZtKPD9MF/r8SIX02HgbJrZKDVM6kT9MaMVgGuKLmseRe6UOq9aWMv39yO+R5DY0",
-	"AYUlKSpENzyzd5Y6jK9E/kZoohpGTH+LtnooIfhO12zjmdw+cIIeENbuy6LUUy6aj9hWmBKZpex4BtQt",
-	"SbLIUc2nnPEsJfH2AZpnYqp+K8LwEU4hcXlUJG/5wj+ebVFaU7SszcZ/ZasFPX8p85I/mGKVpO16OLVd",
-	"zx9GsiQir2bda++DLpPqWjay51vH2kcBrjCc+ZzqjUOB5Cd/BIHIElnblFxmMedJny4oqAgmD7UfM8rc",
-	"LnaDJwvxrv3BGGFahQY0EWQ5HmC9RVG38wrXeYDIA45ksrBXtOI1MzK7IaloszC4ZGBoOVtv7MATSVc4",
-	"GkjL7n2RD5vaLHv91a6xxPy6RuC5rwu/YU9ttBW+JHdKCkN0gxTGoFOwIBRSx+p3DYxrxDBSuuGO4KnE",
-	"NwmBQBxoy0Y9hNBOiKY8MTecbhiqkI5Ycc+pR6VCrTYkFN73XjhPsTL+rvbF9S2LL69HLjEd0tV2wuda",
-	"CA+gWiUxKryaiwH/Vm+MaSpkgMLc9hYirqO51C8vZjNsby38o42CT7IGlqxgPuv+K41lRA6KeHGwBYLc",
-	"p8O+L4f94eD6l7OLn45Pf7DpRe6jw7OT84+D4eBIK2fOE40rCVemVUScp5dX350cD4cAd1Dvqfxj3kf5",
-	"5xxq0321f3o4qP16fHp+Nby+GPzt6vii+uxi8NfBYa3t/tXwx+KDBk1pM6a8Jxjxfj/zXaPhbh272u/L",
-	"2555qpaxQZ3A7nH/ZfGErOY4+vPv9MvNVwFgz4iWrX3ULy8LdJGUpC1bG6pXlyWyQVv5EAM78yWr9V2+",
-	"NpUDwpmcat2tLp6bh0g3H6CryyM3zjdjgsC1UJA7z27AMNUQYGzDiSGOl0jRX7lbw/xYKUKce++6X6ZY",
-	"p0cYaINXJvNGIPhAIyFcDQ/1fGAaaOs9QMzNcKJTLetTqAy5qh6ZdbODcma0ZBdySIfaPtiD2YI6SrgS",
-	"3hT8El8xb5rsmyWD+5gTfOWaV2v5t4z7DHsnXEi72M4OoBleIH7P/GlAhMVzTpk8yRJJ54k5F3WLzQyz",
-	"Bci3Isd/sp9qZKhynxOiDdoeU8Xck5poYbcgRXdGWSZJbQozfNuQyvTc02xOsBqZd0ECd9mXbNrQjCN3",
-	"r0nMYpzGWliDtiVJ5ykVxH9/Rv74pHWSjZetQdm+OMUsTnzb3WdIh1KA+KL+JUJ0dfERdsBus06S1sXS",
-	"ixqkEWYjFuEk2UcYCTphJEbh+dnlMERbl2Y1kEFnEciAa9jsN0GkpGwiuoJEqaKf/iGgcV8ODi8Gw1Dz",
-	"OUHkNrqfckHQ3sNDjhgEZkFtweiiPlsgXf3UpEhtYYYGCf0nPruEjDhk5r6tPlWajK77NGLO3ITEC4Hm",
-	"KZ/NJWhoDTlHy4Ip8YxIg+my7JIvLz/Y5sHaitFWqJrdN2mCYYCwRDN1zHffo5++27bqhNqFV2LEcDrJ",
-	"AI3iAOEbyPOdEcwECj+7zQSoIK999BncvfsjZt7RE3h8fAxLE3YM9/rkiL6ptO8TpRUJOLUuYUHdmvtz",
-	"kgrOXomi+P4NGfOUICpRmjGBtky4LQLLzLZz7pt4qzceOD8Z/lOr3vpYtSws5yLWUFjVYSHieb2NVrf6",
-	"/ZQnxtrQRd8RQWNzwowRCXJdSRyohbH1oyGdesRyJIOdMU3sBxq3APKtjesdST7fScgdSewrVAJI34Te",
-	"EeY3XueIM6vXwnITHKtlpXfrciE8pwPDcX3XgsxSprPMD1OCJUF9XXCUKfWZThgcXcMYmEQ3OLrtwv2P",
-	"4zOmRCl/TlXnhvLV48QSXD12qCYNZNV3h/Ba/hEMO9bCFU6SFmlSjpj1qToViJtLiCTnKZckqlwJjv49",
-	"4TgRa09Ri98rV08RVkLi1brcT/ZF20HCU7IegczIzFialn1zot8qzKCDlnfiSeX1ooUhmc0TLFs3Ubyv",
-	"9buURqL9pp+YD7xbrksDe/VI9eTclLleOdDSy/brS3Pttvo6f3npzQfcHScm9WZZo+fOq+rLJJtQ1t6I",
-	"eQ7v+/jxnAs5eJJcZDNHf8hoTADzYtX3F/UvIAuo3bq6S9pSu4fUnVy31x9dANSBTyFbOBZtKhBlNqf1",
-	"AM2VomT4qUHlCB1obyf3dSVPEHKxOtLi0N5Zl/C2+mwhJJn5VV79LJfBpsRB7xESp1KLjmjLSkV7vaDX",
-	"6xVvaXXSiZzZ6/V6PW+QQcuzXjrkks/NGW9PXTkg1cbug0yQ1B7F8lSD1eAiuRUjD31SN2P5CLv83l4s",
-	"xW3oEHqVHQV5TXN7rj23l3tFustT8NAn5IsrWv8uUzL+mj4/MF8Yh+ctIXNwUud1zm+MgKYE2ZzI9hGd",
-	"6UiAmphSmPPz02cm2xhM2pr16ekdcnZHUlH4r/HDsf5616X0nC2Wbu41+skv8lonvoCyGU/pGgmDugvn",
-	"Ci9NotfKtwdps7C2TuRBe1m8b7Y40HAaWizPVcac6yhJu4uujGRtZXScklyLFCCIdv9goRoIuNU1Yk5J",
-	"O5H4O8ohJ/LJ0rBPdq0eQMLAFxagI3jZHCWocT3OhD46m5J3vwqyKwVZK3quFA1Psc5NfrpImtPWZuTS",
-	"lbRvR/x7y6vFPHNGt+djpF+qDPtVEGwjCD5ZbIOvnigU6Ssy9jgWltlhPt9gQa6zNHl8rf0LrzVgIPxx",
-	"TWONEOizjpbMH619S9oMkcN/6/vsurf7a/zm7tvZ29/2Hr65/XD/Tr5Pe4t/4ptoLbvsE3SsNnKzK8W6",
-	"i/lpubQSP9MN5W7qxn1R7jD9Xu7lPmwjYntcWO2WP5vNcOqBEqhkpzrBI67jvzW52XTSZR8YpwUsAwTD",
-	"e7NK3RGsWlgt3sQ+dw88eNKZaYIqWAe3ZSloqx3aClw/Z4IbIHC7VC9C4HaYmyXwNsEW9sUvnZI3sMMv",
-	"s7WDB4s5tJYm6Nf7csAn454MlLJXVvch6l8g6tP/nqKSrSnJblBO0Cu3gY01W/Ai2+sPFdYSSnuXXumm",
-	"8QjheEJZq9SC8+JN70kXnVJrS6e1gZW3gubm1/0k12TbMj6IJ8sNVccNWG3uO47VTOA7EgNsK+u+nIw5",
-	"IzMjYd7s3X6bvp29Z9/Oe7/tibfy/d29F14M6oK3U+gv9btL89kESX0r09eefHCcGyvVzj2NwePL08Vq",
-	"vAu4wO3emAHko3eXr3HDTw0fKg9sF0mOdktqlrV4pnQ2g8ALSD3W6LvRlES3JrFLPScxSkDp2TaZEnl6",
-	"qy80Bk4pT+X3lCRmkSBAoLNfkrw91lx1DjSDFkhwpSveLNwIXPfzslD/qXEgNta6ejRX2g/gy18oi/m9",
-	"NnQwnd61xjdzkl4Jkh5hmrTrztTQqVCFGqwdQKXRRjqA5jbAmvT6vQhvKoKP7f5isKACrkH+T43d2ry/",
-	"0Mihrt7/ewiGQWec8tmafr+0lccPYs5IrPHADxCZzaWJjrqngngZquTP0Y4LTgNzgubywX7poq6eszbg",
-	"+U1V8AIRCBvYUIhdFEQeWG+qCVczbPGVUFzUxO42k2wzqRrJpR5/XtjnW5omsRzzdOZNBnrGDesPWXiB",
-	"YIZNGnwqftqWU17XTFRydjZ4Tu02NlLkkPNk/ZDR5tIw4zFJiUcMAY6W51FLzhOB5lhoc+z7t4reddDf",
-	"2OQ+eoqalSIily3qXy/PTs+KnAc4Kf7zdnJ4bgUM7akNZ9E8hPF1ny60qUW1Ips/zjAXn8oBh84Ui7Vc",
-	"une6KkteF6O8jQWL94Db2kVZkcui31vKgfPB+ArWqZGtqU5V5+XL+bONrdfq6hJD0Fxgh718thsQZfSq",
-	"vYgoo9OLnujOXiCR3QiSZxzaimjGZx2geZLluEFhFw1wNM3DgUygaErmCY6IBRACBzdnJmj1D3Zxf/VW",
-	"f/VWf/VWf/VW/+4Rl/lyfPVzv4Cf+ym2an1PeuwxESjwHrRHdZSEvRltFJdOKgJQLKS/BOb97OqNX4Ze",
-	"4uoidt1WSCabsATZvXtBAeqPdV0HLhU+sWym7nb5vnwpRhSGk4U0TKS8uG0sYGX7ApMkNQloSzfE9nls",
-	"P9Dq0zohqnkb32XRLfEipqy2mpWXnssWMmDe71C/Xl1718SWr0feeD7NpVthpuRBMBDySsRLcryVgkAL",
-	"TnoDDSH13RMTuwNH3azn+RoJseHp/F3PigVqocvQD439wbW65sbdEiauBIn945CcJ4fYVGOpPq4DTaRO",
-	"LIXolJoP8i3I18Vtvj7lpdv8TG6dH9yNs+ra8XSM91OepfDxwm8CrRwPHwpH7lL0CAJu+LxOVL0jtnZi",
-	"qpitP+G8/clw29rUwajIjVnKTGkqwmJiynHNjZKCxpgmWdowD0j9HQLB1RsGQRdtaWF0G2m6dAGMqvPz",
-	"92GzAS7xnc+seGIe28SIUosBulk42eXG9tg/P27qquAP1V70EzX8Gy6nCPI49hGuw2wVeF8aekDec10K",
-	"La8pb/JSusBkbcuhfl0g8mCuaYOUR+IAcRYRqJvsH7cux920DxpDEm0ZFG7K2dM3I60wyDY6lnpXyZ9i",
-	"beZXIVTOE7ARC8c7NcNN9WlVS4MmmnebwhJpJHK0FfLbfZ0xHm4HTgI0T9TiREkWlwwyTm+KDDwdHVEh",
-	"KYskkAmoCEjM+e1qHuEHcBSdoMKRbM8Vvu8ezAp9rLwUnIWrnr4KAXi5scnqPzKJ+etKyPA5acIhM/AE",
-	"6xkzL1wzJHCCVwI5UAc6eVHpxaHpfh9scm4pkGKCimwafLCFtd1RVN+tDsg2TQb57Jct7Im3dHPIyB1J",
-	"w33EuMbUMEfbuDYAO+EAhRqDM9w3Kf6cERRzIlzfITSkxgKv+m9NM5SVpmXvFlvIhjWE5ypNlYxJ799C",
-	"9IfN+FqhCxW9+xY5N/l6MClM1XCN7wakA8leag3zn9BWkceF1aMdkugH6mu4qjkjLXI2c9vtyrKgFSvv",
-	"JzWLHB9q3cxFl7EuAHEpBoHDVO3nc90Y1P2nySIEvJ2r4SGK8SIYsdAgKRW/G5Sm0I0PKX0FHkFoXDGy",
-	"EdMskuBb8GtT2UXhD4MhsnkDn010wONroZEPxZTfw8meITzBlAmp2sAaogLgnLpoazilAplqfdoRoeuJ",
-	"6o81IpY4QFTCadD4zAsijQ1eI4rAHaw2G2zzOJqSuLvtQb+IbVwNeYiSTNA7cmKhlzVzqstqM/ygX4B0",
-	"RcUvPGjNhSTnwHy9WB/VIKEX6siXiulJTF2PkvulQMAAMTzTubUgmnE+O47VwSWJIPCTDpwzUPkagNdK",
-	"e0kMpa5p6oPMdMXFtfJUC+DnaqLqEj4WdOY2wmKVzdiZvRuVoafewo7qxhKul1qUL8mnxo39yXVCrXFt",
-	"NNmAVwT+2XBJt/yFQ5jNn/rd9tBc8+SKyNY1ZlaKjqkwZSqnRlRcEJwKtPvhm55ijB8+fPighMir4WGg",
-	"KVm9oxPJHe8h2nrb66kDQNkEUVnRFZvxLL3rttdrsd5PpZyVC5unoXzpKzvHqaRNRXHalBvRK5JXHFlC",
-	"4BvbHVOiZMUmNRUDFIIKiRsKAh5CQaiExM4We/lsg9DtLKcvmg6kMdDHXwk0TvDkQCMl58XtdUEqFGXS",
-	"5F2ssEi5lVts374lqc7reeaz2ipt2opWcTTWY/OTZD2/XTTFcr0v5lys9cWjfxryMDd0eIwhc8L6x68E",
-	"CtX4uoVNJDTgdp7yEFNOI59RaOBA9+uXSv6+FW5dZ5iH8PGSwMl631eMPiBBIs5iUWI9lMn3bzvN5eMq",
-	"aqNahWg2T3ZCByMetDpEY28AXB4i0VQrv+E7s0drLUwRwpe1QX4uf3ylz4nPeZm7h+36OvGSZrdtl59W",
-	"Elnfsrcq+1vB93wkUHdqUUbF9LqwLLSf//fwqYF1AmNtTB6WOkbWa9/a93KOVF1p6K9oPKhMZvXK5vDw",
-	"Lc9wNzJA9+ue5LP8BNsAdyMaAA0gaPbJZztjt60O+BOPMFxzeAYmRW3VgeHqkmC6at/yc7yRkwrT/AOP",
-	"a0tiajpmMUla3MH19o7gu8fgOecUGmp9WBsOmZ7AE4/YkZ29B4Ge+ZPN2sipy9hki8u7vi71OJwsSVDG",
-	"JE3yyhYF9ed1MmyJBSH5vFQ7Qf2g1qgB4LyZVxe07rB7LzNqw/r1MtsKf8vs2uX9acwEbChvDdX/dK1I",
-	"wIJdmIKABwbsWH0m0FZIZ3gCaB1hgELwJFzjLKY8r4oeoG63uw2wVQZC9RlFs5dcWnUjrC4hpXcyKMUl",
-	"m5rJAtlis76NXrETRVEv2VhLFfCgAePL2oPNMdELG5gwsNJiq4X6lVMDRMvIPUQc5gIXrL6wS2lA+SmD",
-	"bE17aHIX4wzHujxo7sIqG5VX0fLnJ11iDonWLrFPtXVceTZa7MWTwtZzyUC1hYrGhBVqu+jEROsxLg02",
-	"MpqSlKAtgWfzRG3umJIkFgEKwe+niJ5BzUwj7lzre9o9BLZan/b/2m10qZPfA/I4RI0iPJ8ni+XmxOW5",
-	"zUHJMHlQ8L5QadxhTismUYyR+/ynrQIAvBz4CTRFHrQh4wkkYvar0bi5wra5RKugcQlD0XB2RfqQ/WYg",
-	"/qtxq+/erzRVCTwmcnFNY8IkHbeoAVAVWGwEkJKxSinFfrO0KSspjFNuB1IloECcLmW4VJqFY95wuB37",
-	"kR7MtXbUrLmFujrdmfnUWIuesia18hpaVltqHF5KTWtdi47Y0n7gFda/LOx2fdEnl3hqJrU2K1HWspZJ",
-	"aQ0aub0dvWrAJgQ5j6XQjqrFBM0APIPP5JSnpdrGXXTGkoXlc1DuM78iw8JvA/65ggG7okBMtBku7eSh",
-	"9EHdUKmjIJQ8nbGo5Y116fABdyqXtdO+rysu7yONguZrBqJlocyyxkYLEcgMxg875knC77U4gdFNgtkt",
-	"PA8QYbG6w3Q0g+7kH0dnp4NPIdpSV57GV8BMp3Pr8WzXCSPoPOzAsx1NA09hJKa2Y8M6NZS6K9XMxPV7",
-	"XPO3AGEr56eBnZMNVQvy6bV3t/vsDqsc71rYgEiZvECoRxgqc9UVnKzK4MtH3YQgXWf+8vGXhMVKLi20",
-	"ICADbdAIjaZc2PnCTFfGNZUzytTS5rZZrcJd+QcaQuTbtY5YyvPZZZayV0KJXTaQKTxAoQ4fzN+FI1/c",
-	"kcXvqfbT2LjFVwJBYV4ikMgAK4TfGShl048O/9rqaU8AlYpHahRmiAfCCAbpLRdc6b0hnNgdeFOwW7EM",
-	"LXT9couBZyCVJj+12KCmvGiIayzCQSRObm3yEJVCc+DjONwuy7nG31IC4oGPoJALtGl229SH66KBtreZ",
-	"JFE8IxA7c2NRkF231t63QWeOpSSpGuV//+O/R6OHXm9nNHrYHY9GD9+MP/3l33x3nJOV+RQ0g0KQfVMR",
-	"XINOxuhvGTGPDaD6IWeMNJRiwkW9uxUufNOEUydMHWxgm2viKNhr8dijUdt5undnROhdU5yjfe3MFyOV",
-	"R8k62EtmGz3no2U0QymCYQliCbXFCYDUTBFOzfvghEd6SYnfOyEoa5HVX6pf16awZLGPprZk9Ujbydn2",
-	"8jnaIZW2r7z+3uNdIxzv6b7hViu1FdIMYpYdUJ3tNWSnuel5LWCk8teXD/53hc55HiV60/KeTRgFCE4z",
-	"iXzBaVzF9P0YfOuhOzgMtx28w+ohPdNbX57exn31FeLxuHXNG2wSoi1IEqJsAuGq95hKsHKBDRMi/yMM",
-	"VcvxLUFUbgcjFua8MgxQGFNR/A0BrvM5ifett9cgDKm2LamOWEpm/I7E20EOWrTlcpc8iIbKfXSDY52P",
-	"ECi2hOD3m8WIYabN0tDPARKEoFBTfrith6WEUzWkKCVgw8GJQDMqBGWTbV2YLLc/5uuhdVM9G7XGzuRy",
-	"XC/4GRr3q31adCkFslVohEcQXH68ZkZvg0W/GsJctB6sjEszg22CXGzg6u0GQuNWPTcYLtpYHszH1Vin",
-	"5wUrmYGdp+SOknsPYo2QdIYliYdLZPd1y61UVuNxE6VVaoT4uIFiKmWC8bRYABB4gN8MBNA6PbWC5clN",
-	"NXbdnZmV6wvpMQS1XVxNCc/m+S5VvQDPzxerNr5miIDNolU1DKwUqN1e7qoiqCqtcU0I1VvK4nXCoX+i",
-	"GjdSqVLmKD5NmTr0y9b+PMHnKUCrw7kr6U6czwQYMfyajpIG1sbiEwVMYD2O1iLJpkRjYZSyYvcRpGNM",
-	"sUAioTHiWe7DuQdM0qIo7V4FjCSvQgsKHOOsAW6SyiYTMjjISjmaAUR6So6+9faUBxOk4D4zXTpGiG+X",
-	"h9VW0/9SEsmSOaRxZ5aD7gKhl5SBEiG621ql7lWHtrGOwPKKAML5blWQStypf9ZyWM9myrV5vgBnzvvY",
-	"3GhfdJi1EHAwrZXdpcsNbf/uN7RVWW1dM1FcK0Rb2CTiBEhMcao9GRC9BhlWTCkiUD08hhMUoi31O5xj",
-	"a76Gs7HtunZUiyC7q0+aJPd8fBtSPEsb9iLY7xaRcAX0e3VumyPFl9Jh8w7aRf47UOtisqacMCMSt5m2",
-	"GcmJfX1ZfoFG6ityxViy2HdyC7DNLNAFyyt4CvoWshFqfpC/zSlIT7ULNd1ruYPgfsrRfcolQVSXPryf",
-	"8lkxLwNhIFZfd25Whau/uSNvSUabPthLVLY/6nw7M93cMXeX7yVP+7kj99bQMFOiDo7rPor4jAg0Tvms",
-	"hHA9p9Z6k2orREImKQYso3uqbi7vBXDUApFzgY4GHwfDwfX5xdlwcDgcHOXmKow0pKc7EsKaLUVHJKHq",
-	"UquDys+1o75j1pnEYH7SOBT+pvRUXZjI9nFxIdbxAleCpCLcR6YxxLIZSWlkHHOxQFuYIcJkulAiekwn",
-	"VGrGtj1iPEXWeC/QVoQF2aFMECaopHckQBglBEPwQfgfoY2C2z4AZjhijLMdcMYE2r0qp0QQg4oBIXQG",
-	"60Td/foCLzjrVl4AAjNGEjFi6gsdzTAGy52x9lVUz3hGwcG5RhV1N73oU1AH84BVK1bLXZNtYIYGwUGx",
-	"wpiwhXZGWe9oEbOpltc2V9YOFKEjjI5OrN8UnDUHuY70rmcUEuNzfNd7DDru9q6dpQVruia4K49JagRe",
-	"Tf3+ZEYIi4iH/OhErHjjhLA8QKL+mlrkCyyJrkTRrHXPlZ5HWSaJXTh7A+l1VUKku4sjtmVi9tBub/tA",
-	"45FTWfuYcTlVlK1kTwPTI6dkxPJAS2byxjWwDxBjngf/vpQDv+vFeqkxTPCK60WviOo+/bMB/TsyUCHL",
-	"NhY+PVQvAmCxxHQ1McA3R+bdcvpQeWN+zGaY7aQEx4pKkPNwtUQAg19eJa4Yu8NZj09/7n88Prq+GPzt",
-	"anA57AT5LyeDy8v+D4NO0Lk67V8Nfzy7OP6vwRG8cHn1/ffHh8eD0+H1+eDi5Pjy8vjs9LITdKpXQfXt",
-	"v12dDfudoNP/Qf11eja8/v7s6lS9dnh2+vPg4rI/PD47LT34ZfDdj2dnP5V+Oxp8PP55cPH30o8ng5Oz",
-	"yk8/nZ798nFw9MOg8iJMrPRb+fnwx7MjeNz/+PHsF5jGef/vH8/6R9fDs7Prj/0Lsy6XV+fnZxfDgVqt",
-	"o+P+9fDv5+rBRX84uP54fHI8vB785+FgcGRWYji4OO1/vB5cXJxdqI7OjgbFX3pNrk77P/ePP/a/+zhw",
-	"Jn90fKl+gYFcDA7PTo+OYaG+7x/rX4+PBifnZ8PB6eHfr38a/P36+PT66nLgeXAxuLqELy6HF4P+yfXH",
-	"M9j0i6vyqqu/vz8+Pb78cXDkPP6lfzw8Pv3B/NL/rn96dHY6qO3fd1eXf1ddHP44OLr6OKi1fD44PdLN",
-	"9M/PL85+7n8E+ju+GBx5b/PSCVrrKj8iSnQQ1l+vTslBCYZWCyopcaPb6978cVEGqdQ6l+qbOZbTHJQR",
-	"xzokHm1Vjhaww8rh2vZa6BI/3/5lSqMpgocA1zKlch+FEWdRlqaERYswrxdB2c44oZOpRBGer5uXqtHf",
-	"3PCwHOdFx2KjLYdybaUsC//FU5QSqdiSbsg/xXlJplzGPWsyqP46BxCv3G0w9nzc7kD9A/kt41ru9wTU",
-	"6liPVwLBSxBiqeta6TDbe+3i17hGpfSFMbLelgDlzhb1lppUnCVKSqvzxe0mELmlUTyKEurg9y7KlkwX",
-	"/bH0rdalzohGkoOjG0osqolcqG924CM0JVitpMALgbY8jO0A1RhXKQEh4hzyRGIInzGxp1X93tYka7z0",
-	"g06aNRaySzNmM1Dv8QJt1XjR9oFlACeH53AOdTQqnFyhM6NUI4BuN+FgniiqrailQVsO39q2kQHCxAVY",
-	"lCy0VeNn201eBaPhNAeh63fQVm15t3OCSzP2SuihWWbt7y8Tvqz4H/k9mmG2MLxrZgz5ihu2Jc/HJjnD",
-	"VbQrOACQdasDqm947EntIVY+WylVVTRvb/obBDi1QKoo9PJquTJnaneADt4+ch3izzFDIY1t/DpzQ9SV",
-	"IliKbl8Wzw6U6wawH4BepSPSQGLf1YEjIbg3wo3Fq1cj1HWV0WMdX+1Kkw1OZuuF9t3tx8/0WRzHZyxZ",
-	"bNwEY5pt5+WpO3B8TTpVltarLgOEYBKbAsWXBIRdK26twzi3bskC8VQx1FsyL+14W2j/vwrOLuZRyxQi",
-	"3wB3Ls4P0V63Z5MHAyUw0DGNtGEK5AId95/fM0oK4FEBvwiCVEzGkO/pK+urBp7Oo8azvtftrVaVbCO+",
-	"PcqDQ3Sl4adBNj4Te6syM5uBGPR6uvzEzUJqJ/kmAbnyiWsn7PqwXLH7XQldae/t6txC8Gq1OLlFL8sn",
-	"YWK+6ucXFs8fowRJIE3PNlL09pat6YhZv2S8mURgJrqq3mxtxZ7HjOsbsGm+XOthE/4L77D/SO9FPqBj",
-	"Ezu2aRjUvINzLKft3y6YA6RulQtfNcOza01ASQRivwQIew8q7YQjyiTXKS1uTZ5ASTwjZgvEF6oULCMK",
-	"P+sb4zEE5/dnlHMH9dMWWIQxy2FYRyzUfCbctj0rUddC0LIYkWjKNRrthN4Rhm4yiQDgF6VE6fUpn41Y",
-	"qZhoTMUtfJqQsbTBOnrwxrC5HgHCfq8u/lRa+A0f2RfxaJXpbb2bZW4+ebFLBTrwjfokml/mdR8r7pJ0",
-	"slaNGcg/m2FfkIeQMeXNEWiE3TUvWHO/xSy0Bi+e14hZL4st3WSdKuFoGx+O0Bq0VpV1OTV1cqzOrBMq",
-	"4VwtlEa7jww6N7Lehu0gh+LOVV9W1JTiAr7GEsU8Fy2NE0y/BsptjuXw/q1xgLVjqiUk8RIiSN2oVkLZ",
-	"ruN+tEkcOYnmwxQzoTQsUN1Tz2JPpZyrlVD/Fejq4iPa0qm++CYhO/AUAJsF2X4G1gyQfzsHavlw6MVf",
-	"SnErlsAcu8dgiYGkqEUrACgGzwjaCv/7H3jnn/2d/+rtfNj59Hk32Hv7+G9QnkCQeMQg1iQ0lflCNOVJ",
-	"LCABWjvmUPgfRF02XLzW7+xAeVuejlj4H9Bv7D7ooh+1dQzKmGnXrCBRSkD1Z1G60DgncsRS0IjCv5j/",
-	"CxFl6AdiKuUfIGEy0Z0XbnB0i24JmRvvmbmnoKvcZ+Yu6m6vtoeP/l0tCKwecaaIB5KMwwpFhQfqp5jy",
-	"0JQAsJCgagRY8hQJIoW2Bh5dnxyeX18Oj47P/qcikDK6UKnZTtAx/xFCl0iLKfdaCmztksYIzLh1iGW8",
-	"JKqy0s3zbtfqmDd9rzYlqpDC0eyrKz3Dt+W8UyWTJUQ0VJJOOJsMSTpb6r6e4Yc86t5fWkUD7ds7guA0",
-	"oUWksUA6dhly8HE0LcwIlJkCLCOWZykgLNFbF48H63fyOwN9q3Tl7X0L6UOEzB3QtowJlTrqXEcdaID7",
-	"VKqJmomYA80klKQZsXLBSBta6QIGQXCGtkWYUGyekIqHe68K9L7rog+XLP+eAPGmyAD9ah7T4MG6qUzO",
-	"Y5lttyPFGu/1bAFMdyIeAPul9mJNw88xuDwffbtt1Ndx3B6KW89rA1Ubi+SiF+Adm9CfK6P8IzXnYlIb",
-	"YNyLF9GFdNOXea5RHqRn6k7iOW24/0wKg0bs+53SvaNaIHzFPunknGjHuuaEuowE4xC5DryScYgi8vuD",
-	"n5vdQ+bJuhbL5UDpLxIDvUaQswWaoabQnP9mbpfi6YYLmzjhfHrLYdnTJ/Hj5Sv7xDF7h5cnddX93sv9",
-	"xSABADqkL6zcd0UsH64XgcCunqXPLxiCwEV8e1gTedVETa5Ek1hVn7oYhlv4vCLDGFthKUzU4IAVIKTh",
-	"Z2BFgUUj3UefAc4RPaLHUAcI6Vy4Mb0jSEzxnNStkyXox/wfjXBz6yPVOuLM216bAt4OCOG6tb8fy1Gy",
-	"nsxoF5+y/rjKBp9Q3tYgTfF7VrBGHf6bV/IMUMozKLspOXo/YraqpxbzTZlG1+gMBSR5TBJryOjOUxqR",
-	"UNcq0cZc+AVJpdq8EmhLF9CCj8RreCbC7QPUs2mV5n0qRjriSUv3LUqKPr38p1mZ8qoEBqrL9abqxzk0",
-	"l5ySWQMwUTOc+TOrY25+rNUqmpWIL5ok1JR20EEQVk2x0EyKVmyJ0QLsuMWGlatvVpCgCh2wWAtnKTS2",
-	"fGkV3BVqLsLZVM4T6NsNiLdNKf1YN5/GJD1A85QUEhnWH6WYtQaqHZpBrAQZeEoJzdJeWjJcct9cWLmu",
-	"vcD6Z8iCs9NsQETdsNBSTDLN1vUwPzfTbY08NbsmbqK2K3vk672KHp6r2TmUtXndzjTeCo67EpqAo9sJ",
-	"3G/t0ZGlLrQINpq93l5uk7rIGCAZyUyg8LeMZCQGJ2mCJUm3tVs1ITKPfJxwZLAHuVFCIkABPICoX42P",
-	"qg23ttgr3Hp1hSQqBMQWm2DFSXXaskRSicXtpUyxJJPFyiZqH5TO1joWnfao1Bc6T1MgXIelrpcP8Shq",
-	"lYoMXFpjOpVEzHFUBVAA4PE/3JBVZM166pVNSEPNHvPdkMyUlE884vEYp+SerFsra5ISIk2qT/uvMhaR",
-	"VGLK5OK5ZbNOdOZSfT6AJ3q4vAh+XuS6pKI0CQROzXNfSS1b/Lww5U9xUQq9VcV1xUC6KC/tb36deaFZ",
-	"AiQgTIOmKJzlpdipQPgG+MY9SNJT2jCdbC69MtzlFKfEyjRWbk/omKjXdd7BXKOnFUjFxaX34UP3w7v/",
-	"0SljMPR2Pnz6vBu8eRyNuvqPvcf/8W+rfaGlBQ98G5pPw3tUlEBz+rT4P/j2PDUVd9aq4GrLdINqApqS",
-	"Se5LkkIs7aK+yOPyXwmoP+zTjKgE9N9UbTiqKEhqC8Y8jciI+RUlk4KCpe5mPyc3SIZIMyaCEcM5sSmC",
-	"NAWFDeGZsrK+FFXqrzVdnS31qVJ+kb9cfXdFkV8t1K7unzfqSM8eRK2ckRpQPrJGggSiGjDphbTb+KJ6",
-	"KjAvVzY3v6T1As1OxtBSoUIvl34ZznFrWDBY5AZcsLz7ohRXZe+WgoYVm7jCW+PLtICTaZKxAnRTKKWm",
-	"0BM8aK0dVunp6Qii5Uk9U6YvL9DGpXqXKlwRiM8Jw1QJQUxOUz6nUUeJJ/w39R/OJ0CMPEnwDPslJLfh",
-	"xlL6IpsbI0mxdSYMSiM2mzpLNvuviE7Usmx7YP/yRFeFhbpZ1xDfVD89S2czKyXruTEiG1lXN3apInaC",
-	"iYhFi3PCcCJtyLpxzzsceGfPx87wQ2EeW1K/3ZvGBh/z5FKSuWhKX9QmHqPsL5QEZ+LoKIOcfLD65E74",
-	"dweoh/h4TFIxYozrV7cP8tIGOEkKxQ6agWMPVy7IWyAs1mIUlvvxFUclgrCIPGkJ51bKaXeotQI1gzij",
-	"LCWNffW8Rrz5eXmj1i6xf+JTTT1G7Lzuis6XNZUSRBmgBScpwfFCy+lKIBoxq6AHKEwzxgCGmKcoNFxK",
-	"XONI19y1e77vCsojFtpaWV0lX3VrmrSxdqOQMOgp3O4W/9aJjCOmBqoI60D1+yugiDnlu0Eqe9v7gGq5",
-	"lQcoVFSRptlchhClpgPWQNYrpWUW78FcjdvR6CKQt6TtEpC8JqxtQ42HJ8kNjm5Dva6Cg9ioY7iEUUes",
-	"NqLkUvU+ia/hk+0DpamkExIiPNe54GA4JQ8Aa4iRXnswgmgFZMRK+7XFOET4pBnTiZeqdaGj82D/GJS4",
-	"M9l5duwjphrUEehJkncpbGE7yhBOU3qHjdm2jL9s9gaMZiZ9K187jfgE6wE2s7SE9lCwQKfeytOgLpwG",
-	"LOCFg1zhKyzuS4rUsJIkgYgtzbCA8OMidd6U8CuhVq6sMdnGAerMwOv/LErtGk+oAdHQU/EJAtU1cUQB",
-	"yu5wQuPrwudrf8Fzen1LFvCLyMZjGlHC5PWcpIC+rXVKuAuvGZfXY7AAgjl0ymP4yQDWwNAWCcfxteT8",
-	"OsEpDD5j+ZV6PSMxxddmOur0XwNewDV5yFGTgJIYTq4terfu2v4FXOU6Y/gOU70F5RiQ65tMLCBKRYdF",
-	"X+crCubrawvVtIImLxwLeXN+sDEJ6O921BZjSZUaqmNOtW+XMpRXMgRX7RMzit0TUyWV5pTgKpE1k0Sx",
-	"xJm6gaXJjMx/Lggi/8ndQfOTFu6uqwOqLrKSg+uFJRMlHTd/dOIHhejbXH4wLdnc+VxvqLCWphrsbug2",
-	"vKTVSrSh2uwrK6ozrzzqjkpHkDMuSyQFxSgVWW0/o1C7s75F2Wd+z9Q1tVgFP6HG1RIC11P7Oe/FLEEz",
-	"EcPw/BqmVcJa6YguMXnCAddZMYeMq/PNp9qottUX3U1Vr7geix09L4UrVqgboFbkefkWdElTLdA5SZvf",
-	"AJPicSWHpPr83Bp8VwSyu+MpfVrqpzIs31qdQ14OTqhcrOe1wrFqgt6RFqBoJvEv19HlIiHeuF0PVD5r",
-	"+2aq5Nk1x+KT+puBFw2OItqSBM9QNMVyO0AGRxFtzWiU8puETyaUTdQDg7WItrS8Acho83kJi9dBZjRw",
-	"jA5Go5dGIQnFG280ppPVpXnU14f6XUgxWxLXb/nm6ga1vcyXeO6lOHcQ65FcJvmATfCEzMoF110/5BRT",
-	"tiZOXzqPrtLkmYlyUkll8kcsphJPxHM9TXqRGi1DOhcph4bQYaX6N32Z2eRWkWc42axYbTnS9LLd3kLk",
-	"7nTQ5lVtGXI+K0VlVNOtBE8ww5XixLtvS76d//gH3vlnb+dD93rn07/bD93fvGDbrnm2nvV0k9FEUhYG",
-	"WhiIzb0PPo+DvI67m+30SqDQ5DqdXxwfDi5LtfJNe0qcoYlfQbN2sgLt1HeUs7RJlrIwn9iE/1CZm3kw",
-	"AkCQcbWott813eaAe+zifoAJZ9S+Q39hvug3FPwjD3OaEqFxFtqBkDqBKTUM0l9sVLo2qQlJlaJpajrh",
-	"lKCYMGoPhQbaQqEeAxRvKtlVrMajOoRVBjArG0FxQyaYWSSt7W6LcC7fmMp4UkE5tqu1kf4X3VpzJFc7",
-	"/bm8WUtDiPOZBs4WriaAqsZk8GCVeptcw/p4j45VHn/IaEyg0q/PrwXoRB9pGdOjnLBmWcxnT5gHNQmd",
-	"pgAGJIkBWlaRdbYatWymgVqXpGXNUzImaUriYizLm8wEGcz4r7QZ/NW9fNpUob1wgvIUN/KsJr6DO7qN",
-	"p+1dr+2bH961erMaaX836ehudBNeKsuYv1iyNdBKXiDU2Zipe57eGte1AbL1QRAtCz1Ud9RsLj3n/VLb",
-	"BQ1LTjN2gGYcivBihnZzXDxbYM6aFQ2+X8JFQ1nQVdk5l8Qgg0FqDp9BcVoLmSeUjknmksTGBGeq3FnL",
-	"JSMUSsrp6CLEwPjJZ8dxKwvd6oBvDV/XFOuNtt4jG9+9HeT4ziOm3nBWEkCwIgxmajlNeTaZohCL22vY",
-	"qVBHbtOEWFjiEVNLqgNKAIK/HNWNdFC3kQNsMqelCDximiw10JqaNBJSvWHXAxZRB88JdJ8qab7AOIDh",
-	"3pPUxFRYJO76EWhY3eLwPA2QKLeDtbtaLzJmzGGem3WRE5LGYTc0BFUI76nwmHEflTTEqJjacW/wglfj",
-	"gDyp3JqstpzqeCjGpXc0VXym9cNn8+iJFcuoJfhnJQHo01LPjlhaebgxmpjMk8UrkfNDCqH5gk6Ykobc",
-	"RXW4hB9IdiNxm8/NOlhvceY4JUxeLA+2dsVncy2IW+AxRaWrlUywyEtsRerl2ORPPvQLKFtv3jO+MwgB",
-	"5ozAXWE0vi2cO9h0jSCQhuJtczw0Q/IeirQmordkFuXvfGe14PsOfKo+qTVnZyt2UoT7rtwJC73btOX2",
-	"eTXIPmOtNrpdjNBFxmyEUKW03IZZIbj+TQfrcMQCmHbVNPSLpdjjFYu0vGRbRZLJ2803OV/jfJRFEFU5",
-	"z0AdnhodF9Vq3dNfogsfM3OEutZJLsXdXC4051x+DULr86KglNS76dCnXARo9CF7FFseE4SRWLBomnLG",
-	"M1HmWvc8S2I0xXdOIRMXqTuoQ0oHqAQ4H6But+v3xzT7qNevmKAmb5Psq6a3XOBAW4pH2NSyGIJcu1Yk",
-	"gkeQ850QJUwKrnjeiJViIUADKUctVBCmGbLGhxGD7irccrsLoSMQsmHSP4Ii0PuVUOxV63ih0mdHTHJ4",
-	"rJNcq4UkfbG3T0AVSDPWimKr9YizL7pWey7s1ZMDWuW9N2ZhXGQbKcJnmMQfidFhZvJsZvcisZ7qblsJ",
-	"euYNw/+R35cMrqDs3RDF5zxmhLIxsRmbHxdpnw5HUP+1TThIEVRYi2aBg/T+ba8C0/O+9/bbUqTie2+E",
-	"34YyssiMMos/2OSyn+EFEkSi/GW0pWYIVvQdwH/iCQrtVX1tXwuDEQs/Iyz/V4Ao+1+ByeEPA5B5+RiF",
-	"WBruSlmIRBZNERYo/NCbhQEK96YG2u1NHBZldTFaEJwiPCU43jYI7koJUm3u8PG4kBR1cFslXsyYbNRs",
-	"KAs0hJLBNs3r+UdKxASrxYzoWm0jluM895AJoYEIeCUFASCBTdeR/B6ncYnQdnu9EctLS/gz8x4bSL3B",
-	"ITI0QXuFbmU1RRgzZfXqckXM7h44cKJ5udCcz8dpB700jayQNut+G5va+P/+X/+PEzwJf+U3coj+Nwr1",
-	"hQz/zO/jEP3v6k38v8v38IHb6P/9//eFZBrL/YhVLuptwAzTgjigSOCUoDFlOCnH+ukZ6OAppsH5K52A",
-	"bGnmUlS9Czr5PNzwQGJKQtopeFf00i67R67JLaT54TR59FAUA6Mo4dHtumZRb/FC5pypsZpvyQoZpZzl",
-	"R62LLr4/RG/evPmAroaH2hY4cxL/y1kgWJIdqRPMl6skZVR8x3T5JOOaGrEnxbOYkplsK31yqUu+arcS",
-	"0dTYrca9m7fR+/hb0hvvTd5O3//67e3MW2IIC5nL9X7LHlBunBEESXigEDMOYu9WQRuK1VGGIQBEyaw2",
-	"Q08L6AG6r5kJTd3ThZOHGNMYkvxS4LWh9qCHblioYqrQHUmSVsunBn+RsX4T5eUT1LYIAfMr2UYKEJjf",
-	"mfjM0JfjAPi2p9XCWGfv6hfJQ9MKDgH08KHo3t2qmAqg3CA3rhenfIpB5SDx77yka5iJNPGtUQLTcKih",
-	"/u7xU+MYHU1mWdnhf5pIp3qO9zx+AlNqi9RQscZYb34K1w+2lYVhcDmGWN1CY1avYF8uHbmn0iVzlxuV",
-	"jSfFlH2Sul36fsvrJbDZCONMZqmppuMR+srZxXu9vfc7u7s7e3vD3of9N739Xu+/mqizHTXacT8H8RKv",
-	"pAJndZy7qc0Xh6muslbCkDWgCCWKXjOGxLZv0yqLU9nuqFXhC7zmcUAbdHEIqUAC0xhRdoAwYBXqOB5T",
-	"Nrcku2ucC03WYbfMDtZhAsURb/WVQcBwT/+azMd+qdfE7FXnanhYZgEbWudfpry6xEqJAXAnOtbKyhTH",
-	"WvehDl5srsGF2932ho8SXdZO+vdK8oAMExHYarZTnqUoxosdPt6ZcaYuF/hf89M9IbfGoRz+JQwAFU4E",
-	"KNVQCjqNh8wF2sLqCzTDMpoSgYw3XP2kM1rgdgNwBCXbp0QdcaivDHefVUH/Q40mWSiF8z9iTM2/1BjM",
-	"P2Fs5t+KCyWLsMyCeuhb9Bf0F7S7864SGdcCVcCu3irU7CeVtmlxpxTNL9vbjYBtV6e6adOQbX8zo3yx",
-	"4W3CSugO8o80Fbpz2syyv4jRsHS1VUuV9JacyuYg86FrMLqfckG02QjnSvErqz+BWwHKVkru2mU8xpdl",
-	"1oBhIfq2N3r+AiUjC9TafCzG9HWzKJmqbgDwSPtY7ew8OURTLJv0n6ENp9dGtNhmwuf14TXYqMkCKpjo",
-	"zm6vt7v35u279998+6FX5qPva8VkXCiZ/x6NHnq9ndHoYXc8Gj18M26IMG6LYVzb+xpaRIEga1ZiGc0N",
-	"vchSQ+d+9physNSGTavBVVGner01rpahI7jUMseO+6d9raOqVyAs/QCFSh41CcY41gXhA3WzQtHiHYHv",
-	"KJugGVdDtaEL5e0cZIpiXn9H0oSyVbvZOPIrUDC+CBG8WeZeT1bU0venNrErz5fP/1Tq9lNl8fUk8GeA",
-	"sdWP+EpH1Of6RxWc0tznYALztaZzSxYkBjAY+5zGXXQGAu4tWQiojIPGKSE76umI6fbFAQpNgRs4vfcp",
-	"lWQHEOy28mo2aIbFrTAIqFCuZtvnUdawT6uWSdcMgXmZK2xVvXD9Wr50j9oV0abkUPFFmrFWQTDOJ2ZZ",
-	"VmUyeajTXNKrpG/zntundaSs+lS/VnzppTWeyrO0gm+DRdTRFOWXHOaExR9ttfry9kLWsjf+V11NevNd",
-	"u2HGBJHdpwTDVm7PvGPvpalG/AtlMb9/2pBtWOA9tLGZCQA2KpFiTRUMQpi9w720aHnFSOsh1a2Qs6qi",
-	"sO0yKBbLGb13xfOalE8o0FJO02ytvDhlMFdVUmzKvjImCxf0ySNguVlRpar3IODq4nMW0qIuL5oPG5G7",
-	"fLhPlCGMxvSBxGvmBFXSzTx6nbqOqM/EAtRPGU4XrwQyb6GtUScmd6OO8W3dZDSJ8wQ0ztoUnrMdBrXV",
-	"dheniagy8UyFMF+IzaqCAAJ7xBlpCB3LvcIaNFZRjUGO1VQDfRAj8C6pq+EJYdWhvzbmqwEH4SUKm5wb",
-	"zHFIpUkz4oSQg1Z4jwXK3dX76F7NE6IkMI3z8BUbu9wAoNsikMupU78sjsuNFl0KOm3aS1OePnEztc/T",
-	"5PfQPCS3iw55TEYsvBxeDPon1x/PLofhfr5gNMIgWiklCADddItC8vmcxGgrSrGYknh7xBxfpV5pkwMB",
-	"2HB3kINSRAdBcTKBxji1MPzwzYhNuC61a1NkdG4SH+uc0iRBEZ8RnwzXClfFpJBsdAub8VicBvwpYM5O",
-	"WQVZr2+ApBJ6saJyJRqHqm0wxSrRM6UzyrDkprrGfG4AiGPQEpZNpuAFeQLO0rkX5FYPBVn6pYnAFzri",
-	"2TYBJLf8Q8hOs+9DYsXy9yHmuXjf5Gqu+kaniJY+S4nQrooVH17Ae/rTx5wIF9rcpmngMWhdJLsy5VV5",
-	"7LU5t/3AnXD7b8pzbfOVb9/bfVmQZrv3HdqEtP7qaXVUB012lpxcMinvvS/cKdZu5maMo+Z5N8ZMONHU",
-	"Re1hMEUSYXKxD8rMFi8E4nPCRmxLHXYB8HTazmp9hQYK25mPQQmwpWhYjEI1m3DEIEsHfGM68Tyi6o73",
-	"MVU3B761NpCXjvBgpzhp6L9n/nhLXp6aKID2SeS1I9wAO5faizmwtyBmC703BzmA+XEcFmWizS2qyETt",
-	"5wxwAlhshRfKJmtLZYU4pklD4Bmx968iDT3CV8IrrK0oCKLTJyibHCAA4wblQ7z+bAI5Hl+nGROvP0Mr",
-	"j68NZY95kvB7SJuVnHu7fRFhq3knHd7qiUgcp3gyM3d2vkUH+c9CIylCOG6uEjVW4XrJqdpulk3UvRM8",
-	"cy1ivTWS5AGECXNFnbkcJ8oMR2OoF3JgOTFSU4gRRvXGe4I30wmU/l/JGP56eXZa4JdRP7+xdumXXGrq",
-	"BCkVo1++8O7FunTpjQwd2gWmwoJA1DJl6hj1a64Jv20q6Kslo99vGfltJ++2YSEtVJF7j6xG5FphgakZ",
-	"NldYUCsR4AYbExA2wv3CPciyGUlppOtf0FigLSjzLlMAxonpRB0kzpLF9ohxHWevb4GtCAuyQ5kgTFBJ",
-	"70iAMEoI1vXZ/yNEdMKUmrp9AFruiDHOdgBNKdC1XLREoRrUACJ5jhtlaJ7SOyy1K1egrUnKs7kYMfUa",
-	"4xLh8ZhABIlPLsDxjBZIIu1hrdwVWrfQCs/mx/G6MFqQahYP+SGfzTCLm4FK0gssSW4/rkBh2wIkug4A",
-	"xPUohnbDC3wOQLZQV2i+66rREcsDjnZ72wdorvRzKmtfW2VX13DLmDSF9vOwJo3ePNPFXioA2e9XQX37",
-	"bOylSjhNDp26G9Z3otxv3vV8fbnpchV0m5Wxt57wx93hbm+/p/6/u7v35pkhkLlkWQeaMekTbavU9e37",
-	"j8FTr7HYOMVOREvgGh/8aA4bprG44kBHQsAVDOoJmmIWJwDLH6p3jm3e573OPtyhcSXsS721JhzFM64Z",
-	"n+CqnhnkmJgkSOD7oOkmPEDh55HW2EadfTTqjLJe702kMbXg32TUeQyNAmbMYmqGLYFNa3d9+cIq7aLv",
-	"9qrRi3fKrmKI9VZKbaukksQweGPN91Ftk6O+CeEVdEDFgW7JAoBwyJg+BCi0LsF9vYY01usXotcoNF7Q",
-	"2qOxKSlNhNC2rZtMSs4gElEjmumowhpl3CxOG4Fxc+ewYquvRH5JBtq+q5FyfI0a7XZdFRaIZfnOQNCT",
-	"es1G8xa44WBRntA7wlbTVL5hsDvugJuIx1Ov3ZordKqbhfzz2SuqHti14S4/0lviJy719ILIe0IakDB1",
-	"DMnRiVj2+ETjlC19x4CiNcCYcSG/t2U1vFCVXEtTyNyQRhvRUQizAE0VpVaCfN5OK1W9dnc+fNLVvHrB",
-	"u8d/zKbxp39rqtq9KdniP//kQkXVWFO/Up+j3a265dT88/sMGI89qd01LqhWHN93Mk3q/tIKsX5XVe6h",
-	"Mvev0vLAp60LBkNBB9WGdxpPSxAsDcRzSdvUqYsGPmgz8wRJ72hE8lSr0jQgcRpcUu96KCYJvSMpJcJc",
-	"udsHKEoITi3Kk84Zt9iweIKpf9+WBqJpR1N766IDt3BJEhJJ1z1UKIbVLMd7m+QYfTPbu33L3s+//a2X",
-	"amnowcsFnpYxlSYtKVS9mc++vL1uBlT7jCazMs9KDGqi+zOlmhqXINiGqDCxCtZSpPHm83t1RjATqKhb",
-	"Pet6kg88N3+JxlvQwZHzxZpZRwXhtaW3vBhomrT87OriY233Sxu/ZCP/nDkX5cE9L4iiMtFNB1MUzSs2",
-	"tljm0LVACyAI6s8K0EjEMxnxmfFpCyiDLCQy0E4eed4B8vSAbj4Ne/Gu4WQOra8eLlRhCm0UaqFSRnQw",
-	"pTPegi2SO2n4YryL927eRG/jd+T9+JvJt9MPv3qTv+uMNW5u4bYpfbyvB7PmKrRKPHc3x1xc3aZh6DCe",
-	"Qy8Y1Y/D4TkyVbANlys3XlYiqEQTLhHjtiaaFzyQkYcnzr0duJol9mqg1jMxjIAxWBrMKx7lSGoOyllB",
-	"3i2O5CaSjaqn/A/OOfLMcFNMsliyF+OUpevXua7fea9rSzabmN9Lzam4uJ8rYRaeiF1dNtD+VSG4oJMx",
-	"+ltGzGODjeht1Zfyopk5YAPjXC4X2Y167QaytLRZ5i/GbFMWsax54S82Ib9b1PLRfxshMv/bXPf53/pQ",
-	"X+va4HHhg+26MDIRZ4yABaNbvGgG25W6glkJ2M78ncPPlKDtzN/VUI5PS0jODRqpX4i3lMXAtPViFuto",
-	"U5gOdAITZwTSyuKFVuCE0t8yFpMUPeyYb0QJrOhfd0k3yIv/JDx4Y7z3JXnuJWR+bGSYv1A51c291GCH",
-	"RBQu8GdDPBribgMwUrz6BYM7Ojqhj/FPpZwrzq7+K9DVxccu6ptESyvNgqYdx2CnpxKlRPDkDu4ENMuE",
-	"BC/wDUEJ5/MbHN0G1mMcoISy252ERzgJEEDzRVgAgn3GxJxEdAywfxlLVNNFGWgNQwiKkClX88vgux/P",
-	"zn667n/8ePbL9fnF8c/94eB/qktuu6xZwDT2X7/WPNT8rriXjjOKa/aAJRLGczItN2lT+GONCI0EZa6f",
-	"ZWbMuhES7hhP9sgpxDEYhWdGZjckFSaFHNLxkLmdSrkjTZWtcvb/e9k8/0S2xy/LolhQxKeVlLaR28pS",
-	"7QtdVc5l6PEnWXkQOBuVAgk6gZopOhEzKMJubhZIW1SRaRicMxdcuj/pjiCAZz1ww6/Hwua+euA576eC",
-	"RNch+nd0gwV5/1YxpTd7KMUs5jN0s5DEBF3/eNI/hKJlBsA6JhGPYe8k8UfG/smPolmSOnnr5cpSKheX",
-	"aoQmGZrglKT9TBeA0n99byNRTCma/vkx0nWka4KHeRSgEE9ur8OSbxVLlBAlKrzZ07uwVwlghIUC+oFu",
-	"i8VW93/n8RGqloy5DaTFuo6q9uTZsc0wZRJTRlJh1q4QHyZUTrMbR26w4kMtWV0f0yDPVSdBnqJTVHxH",
-	"/WPtuBBoa5DQf+Kzyx2oJOpMa3vEuJJ9/np5dtpFNpsSGE+uK4af0chyo1FnH/LWAjQCtqT+7na7ACUM",
-	"ptcR0wWpmz7WcgtyImDUC4qGRx31s5mG/iMmEtNEjDroUfUwYuQhInMDjEKgJjpc31D7As1TLnnEE4G2",
-	"JJ6gc/vn9j4KX8+ieWh9zyN2cnj+SsCkdy7OD4M8HfWVQP29PiIsnnMKCxfWQ8XxHg63R0yTDgxEfWN7",
-	"hw2wLaO9bi/I62bVqnOPWPg6mmL5uqjXIkyw02uIJBJ2zPXa3SLQAKJixCzwB9qC1S6tbGk9FbnqfxUL",
-	"DjXczQpvBwhCsbAcMQliUL6mr/JSTRFmKBNEm2FGbMQ01eSFxpFVxFGojun/x96bMLeNa/uDXwV/zryK",
-	"dYeWJdnOIter+5zE6evXceLr5fZ7t5kxIRKS0KIANQHaUWfy3adwDgCSWmx5S9xpdVVXLIkLCAJnP7+f",
-	"zPkf8H2XvIZtQ7AiZ//48OLng/+1ZTlN8jObYhXomKYsEgg6ZjcNAC2gAIn3CCVxzmgagxgc0ykWk0Ki",
-	"/aeDswrjeWV0FSZxaPxEjH+S0BxyvlAtTzXbhMQ2GTIK2NouFG6+tEOCzyAlcmb2slGkAPPq1swzmx13",
-	"cDslOzV83QgjQRWJ/2fTl11s/g3fuW1DPzw4e0fi2q99mY/38DEp2W217Csa0smECVWtaYd7WDo+c1uW",
-	"kowmI+XeFvSjJ8zyyVvRdHR4NieLpLkyVPI0ZT7YsiepLXMsuKE6q0g1hLM4osJSzRo5G1QapYN2s9Vs",
-	"QX3dhAk64UE32G62mttYtjIE0b5lp8r8PWB6ORcklFjZg7tg0mjOcphD9/yqRkEKIONmBszkm5nWilgw",
-	"OYdWsGEOsRhM/rTaIrQ3VJHAlfj/oRYjm5v2Upv2Uuenb+M9Eju0ulnkg4ZdSVeIba6cjEaiNUg3n5+9",
-	"wfE1yQmjKVGJnNi2Ur+6jZUV/MT0vp00V06sUE92Wq2Zhg46gX5Zc+7Wb9ZW8i5sac6WaCP2AWwCu0Re",
-	"sKWunc1W+6zlSl1biPYJDxF0d9rNXWsFBTRJXN7t5Xjn987nF6NXV7v6ed6a/kF7iUNIKO3HfxbSDAXw",
-	"wNyuAsT8ScZZHnR3wyCfjIPuNrjR8JUxQ8uqmYAmWGJb+81b3o7BB8yem4wiO73eDQAtv5SD3lgJVniY",
-	"C5eb2NdXLbqXPWNr9vCvYeUKJ07crH6V8pSZKymmb3MVhVG2qsha6XnmT5i5ysrPtPikuaut8FzzJ8Ab",
-	"3Wm1l53pt9XWuaBWoaEvt9N5dfNJZ1IeUTG1AR1IU+7i3rz+vEOhWS5oZpvCYQGPxzSf4rYn5b5HBtNf",
-	"A/fNJ3OwNVuWytL3XGHFXUWiwhkhoWQChqQmFCHPyBkHeDEMlslcY/uY0TKR6OVyxAS0gfM0bpJ9PBvK",
-	"/qxeBFYIR6SdcaUXiTIzoP2BdSLAKGEattGvc4Vp5vpYZB5i9WEbAjTmt98Llk8DLwgmSPdfbnVfKdO+",
-	"qX5wzpFGKT0xhiYdsGV3BFm2+JadVqWCsX1zBePCwiSrLOBlABAE1YVaNhiftF5R1plru2z6/P1PzZsf",
-	"sSmg0llnLrbI5VAcsHQYMtevp7cchsz1O86ydOlIEJeYS7FHYvPzSkOBhVsbyYpwah70qY4cDIhPX813",
-	"D6N93a799Utg7W2zs+cZQT7V4inXNZ+gDjaXvV4Jg78RdIPBRG/uNp9vapbn1H1fovuU7CV2Rs9ybPja",
-	"V4orTR2SAtRvBMh3UPP45wa7680HM4313FlS5DkT+hh4yto2CHvMcvzCbCgtNc0q2Wnz0fxqPn69u9Yf",
-	"2Oj1dXr/o2Ao62Tfbsu1+v/Tqv8VNPJrmrq0zJ/OYjBrmXj16i0G/OKTbUuYtxIwzqRKuC5Qt/4TBHmg",
-	"n+ZqKDNGbJSpjC+RPs+M43JkcytCaoJ36LGUACKucVUtHpNxzVgylBiOK2ESgSVKGKsh7nEZg8/fA+JE",
-	"LgYZAFG4ToJ4khUDLlQMHazGbLEH4/eIX7AXCQ9Gbm+Nxg03Nk1Op1sYgwS/u0n2nekiczLmSgGJUVyT",
-	"i7EtAi6zic8UcW0QJSYZdecTPD2OBAL82iMqJ8HvcG/rf8Y2QQXg8QefJ0YFwvREAsAlFSDD9sxMqBqS",
-	"8JiNpZmJENqQMpbaIOGQm2efEppJMeiakVjEDYeOxQdDbQGZ/PUwmIV9aYU71jdzNCMBEGhmWWAQZKNN",
-	"jvjrBqBkOkI2AFNYYAHiYoNnmjcBFy398pCtw5SNJ1IzkUx/ZsgInOP+eS3T6e10cY9LszkOPk9YDuCA",
-	"b9k7XkbCgjD4B8smyjYuQwmNUXwpGdN8xDTRORMp5JZuUuEYpz3OpWYWtcimdQeSZsoOIqNc1C+NnQnZ",
-	"1FzCv1NztBloEAZnLBkKntCMUEGzqeIwmIdU8BOWKyloxjVyNqdmu/BLBmOe5CzhimFoh1ucBwg8ozPe",
-	"Z0pBPhugTAAUqp9zJlJgo9U55ThlMHhtngPUajbpFxnKKtzjaCVBBNxiYeOXgZIZFZAxyyfJeY54LvbL",
-	"MsJFJ7xpVIlgerPHNG3iEc1EItC0TxthUb2djf9iRsZJtYWD2LSXNQtOVZrWKhisFmcbRqZxLjeTIdXu",
-	"neAOOKjfzbeGQzuaXRX+y7IJzVo1FXzTmRY02ydXbzoLdoao925hDdV7Lb7WU0GeEbtmA7fvaANP+IEN",
-	"+9jX1d3agnqOoVS6+7L1srV12XZx+RVM2we2lG9h+N7PAMUpT2+MPXmCMfugazN0bYZeb4a2tm8+6Z3M",
-	"ezxNmcAzVjBc60r4UJwr2AE77RXudkynmaTpmZTvaT6w5+2u8mge/PWIpZyeWYi7nU7ntgM+YYX6zma6",
-	"Lb9wNtCcnV4G9sp8ZNkmNW+/Y7tRxR4sq0CqfE7Kp48Ric023YZIwT2QMm2SfZtV3pyguQJdkNCLo0jO",
-	"+mbq8OI7rW3y9uD9wdnBxfHJx7ODN2cHbxeZezi2O5p7/SOqk2HwcIGXSqNZTUe06/mNlaMpjlwd3x15",
-	"NqctnqElnWXwNswwyBUDvDsYSPM6RXM/tTLbz3ajWqkMaa1W1mrlQdXKzs1nfJD6nSwE3qK9glg/zgGg",
-	"B6pm32HLwPcU6m9tNc4yoR4uztCcMF3kNqaA4ZUZCe6gEWzZDoYHjDieYOd+iGGLSEjBICUe//ophn6a",
-	"L1/jJvkXzQpm/VcSO+el6VkrsBZDjRz25nzm+Y6i+4MU7KHF900++2JnfPUo+gN46quqjnmP/hOgb5t3",
-	"DSV5UtOsSoqigu62jXw7vI6gu9MJg2ICWFPdoA0K7D+gs+tbRwHu7fvfxuP/Rm77cke8Qm7y9vD0zceT",
-	"txdnH38++BB0g7/Z/1A63DFDci/Fv5LGn9HyB2f0RgUGx9S08NoieNoWwfaKevdIptAuE3xTK+K2NsF3",
-	"LcNYrtVvpxf3bek8JkGNdlxgEUwymjCFjVJW31tl78ozIPYO5sKeLYt1fS0jxiaY5IgEdLeoJoltI0QV",
-	"2HlRHwxNdEGzbOoaYiANEInYC63YctBBjWIFMEdIjVZIk8SiyLK44i42IxGjHOwSFIMxYgHaJEaZZqLJ",
-	"CDNPMdS2xosMEuyxeAh38o5pgxlt6LSbzMcIuuhFPheV6ODq0rveGLZSAPaOxpTvl/q19lD+ET49bKzU",
-	"z8c3UYKzfT3Xer9l9gtHtlaOa3f5r+Iuf5+o7XdS5SgVbhd43aIdEDn30PMLiy4q4geU4H5n37Uob8DZ",
-	"HYwp+o6TdrMV+paTSPS4MMK20SR2ijDSiH0ktmul2qDi+1P2O/uRcFet9JkYJY6lnCgzoa/iiOmhTFWX",
-	"xKdMpNbxjMmGw3eMv2iqRl/jLqHkjKqRMVCMyGeRiM/2T3++OD3bPzu4ePPx6Pj9wdnB2xihPio/vds/",
-	"fH/wNi6xqRDPFMjztYqExSuyodbQGiw017xPE21LDkqqCs0+40zgcbb8IRLlcYCAXu2jqpAocF0hRjH/",
-	"5oUgxYRoGQl9xRPmmsaPTz7+6/DtwcnF2eHRwcfzM0B+FB72EogHqBrVZ+GXjyc/H374KQ79pQfS6Esp",
-	"oNyDEsUEhtcjEdcISps5hIkOx2OzjzTLptig5ZudCNVEioTtkfgnps2biF3vkpnHRogvEHHwuRi4NxmJ",
-	"DVx0m2BeYn9fiKZnbCyFbkxouY58Sw3OroVE5ioSlDgSGjwC2bvcklg8C7F7i7gvYxWJhOb51PF8OaqQ",
-	"ktrCcVqEFrxK2UBZbP58MyzEKA6hxkUQSqzZaS9OtCSLlySRef092SXZwDIYP6HYAWReK6RMSGeHDGVh",
-	"5t7SmUUCRmSt5z1C4WA7V3ZvO9KyqyHPGK43Ra5kPjIPnTOaqoVj8dhtVNsNYouiOy1iB9BoEiNTWs1t",
-	"MsZd6zldtszCMhPuP8O7iq19b0aptgZMx3MA/dpeEYUE2YhHHK6UySuWJ9Q8l9ntKoxE3OeCZrFr24Op",
-	"sJsXzaoGSJR9t/cA+dtYrZ/1YWpEiiZjqTRpd16SSc6Fpr16E6NxKkAkVJNaliVOGreBdqgFgvbXdXjQ",
-	"DtQRq5ucrImElQ8hcaEoFbpWahUCB4ay2LUCq1STKUnoxFzP7CcjIOFh9qpcj1W4iTEdgcOEoia30V6u",
-	"mwQKvc0oIzGhuQZGhhRTRPA5RDJwih2McGQD3o+mIyZcPDihWWZmBKB1AbDUVuS7wjAzTGJHieVaTbJf",
-	"Y/vhRnpEAia/s/t84eSTDZYpRuLN7c7zVidu+MXNU1yURgYYDQLeIPz0zCyXze1Oq9WO8dWDSvb9dtCg",
-	"W3azhdYtTTm1WFFWNIOvq/gfDIhfPMdfpa1T1fRWlYoK1x9z0XMoX4uE3a+qKtmwn9UvfbhGp9XqwiO/",
-	"aLVismEezxzfMIsdJsJ9S4n1J42chV/aMdkoBCCC293of+rEZKNHU3jrdKxC0qMpvl08ogUnw+Saa/eN",
-	"led/2jEbpWSyl5GggrDPXCE5IlUjf+guDA4VollQ/odXoL8jEe939jf/hc17sQ0j6CEVxtKA2W81t/2o",
-	"t2Oywa1p1XCBAbhcy8J2OSxk88jg+9PMWBV0jIWe6NQ3zfo2WicGRXrx4ePZxbuP5x/e2osIHEbZTok7",
-	"NhLxiZGG7w+PDs8uDv7nzcHB2wN7DnS31LdnSOzlzz/s/2v/8P3+6/cHRjHERx/fHry/ODg5+XgSNxZW",
-	"J9Is2+/s3zq2sN/ZtzN59/CCa+MxygZq2aohKPgyDCBQ44h1OmFgLpFPEuNIN1vI3zmUae0UXGbunMCs",
-	"ketoFLBijIm0PoSK+Tc7jPY1w6ifVg7FZ87t5HwGPIlA53yyudOp8WR1g1f9dtJJt9nmTm+Xbu4kz9PN",
-	"l+xFf7NF271Osp3usN0+Xt02VSDFffCLEUypJFNZELP1R4T2jIiGFYM9BzaR83d8axISGCcf3x9cnJ8e",
-	"nJi5uEX9XGf/v5UUJ5PksaI3cIZwjt+iFWJJl53k0TOLxvOTJoAPisLGIo+Yefsv255k/mkOpBxkjE64",
-	"AqwC/NjMJ0kT5Pih6EvgJjS+edANaIduOq+iKfNBUKfWNUM5XGn9lcQHAdhBXkTAOypLLs5qErLp8Djm",
-	"NgUADc1tqcrC9FJ/hYVd4aGyl3Q2LK489wkeFezXMjzmPs6tU+DOxoRiZgwPo9THRMuUTpvB10/msRdv",
-	"Emu9uITZU91G4W3e/ipPMlaD8iKvKsN/PngxfHmHKa4PGnTHrUbtYqU3HVgFvQXD2S3yGZ+kBsC2KGXd",
-	"bu52tv+NAupOEgplEG4O9llvgee3iX5BHQ4ZvEDyJXJ7IQq6kdkNURBGAU8js08iuzGioPslglnAv+Dn",
-	"6KZpgSuVJjucge8dfsEpwwtibMEcMe9RwsF+2nCYC3P9rX9HMHPGJr3909Wd1vKJDx/iWd3F67eyByI9",
-	"tTnMSJSZr2DJR2bNR/BG4ec3NBtHwE0bBQAjYS6ENQ1R4H1m991fYkrspp+bFSgkqE8KKOy7zkk1+PDA",
-	"M3LjhvByZKUtgbLEbYngFtIEAbJQZizIsOwvCBxt2JiRzNHlakBA0NnxysWnfAhjPjplbJy5666bMtd5",
-	"mAfPw/ylciP7ncp23aiYxyFZFDkOiXU5GpVEynFZibc0l7LVvGJZtgkOCh6wmdA8bTpfZykmUBW6CxMn",
-	"5rzFyZJG6IKXZaIjApcIApnzyY4uiY0CiUNEGbB3jskGFiT0uIwh7KNGPMsUBGHiZEh1TOAbG/6XggF0",
-	"RNkZiyjVjRCjjaV4S+iE9njGtY2BIdYccVB4BEHogKS1DnfXQGyjaoTPv7Xzk/chib/0qGIXRZ59XQxq",
-	"1ozEez5ilkPDQe8QrolgzOZI7M32lgVkINy309oh82EcO++1LBJCOuXpM0UsWJRn3QbCrFogCuWFD+u5",
-	"FxgJqkaqS+J2sxWTDcBVMkuh3Wx50DLFRNqoJWHgV5qnkdiI/YaDbdCnCVMxAJW4fEN1IkElVXNvGPJq",
-	"Nbcbe0RIP0qZk7jV3I7D2m1bzW27OuMizyD0NMlZn+U5S89yKpQZiFls7g7u6RshuRryZAjjUp4g3ay8",
-	"RaPXUnbxRhY5OVekz3QytJgveerj0hjudnML7b3l1JE+4MtzSLHYy5sz8qV4VJ19bF6j0O16z2DZvQIi",
-	"l+26Z19ZTOYJq06933UWyHRSqOEHqXnfXr9swvQ71YdtbMv2oZgU+kimWDgDrhNUBAclYMjHQl93TFWu",
-	"XdN9fF1NjZUSJxhaGnswEbUMQTMDKPxfP339irWwNwBuDrWemL9PawfeCYqzfkQNXxOBAm3AEeTqAhig",
-	"M5pZUNu5mWi6Th0o2PUz9gY/OZ2E1bzw2PM7CG7oZv01ZtSDbmAEwcnxGwS+re5PxLirwejdp2sVagu+",
-	"hrcdAiLqPeQQPlVR/OoeQudld/d5s/Py5b9nm4mpmK6AqVOTFOZZbzj4PRvQZFo55dO1tVtGxnllD8rd",
-	"5Ze88HYqB7ocQK5v1GT0mOpkyBQBtAg7ksban1j7Ez9SAXNn38KsWI29yGS/ezHzYmPfpdSXmvXnEH5H",
-	"bGNVy9ETwCumJKfC+BpghQ9lkWdTksssKyaqSV4XyYhpFQkoWsj4QCBX6fnZG1uYIXOS0qnCGoE+z5Um",
-	"ANnMhSKxuWZcFpJAWYH9ScsYbSS0kXtwI9IDWmFREuuEDjFGMGXLdv5guVR7BNp0FEngKRBjFy+igAID",
-	"Uu0vYGzmqf1gt58/j4T71vzb9Il6FTv+XBRTPGVqzyZVy9+gQKXIhbKQM0ykWMdBPfqMB3XZ2G1tm5vu",
-	"tjoNdIig6idnOp82I+FCxAAOiFizXJCx2jMeTsKE5hlTkJK3cEFYazXI6RgrXiJhH5kMcnlFelPSaf2H",
-	"hR62GDRmzrgg7dZ/uJfPPtNEYzn6df1o+35p3YAieKpp7ik97WJyfP97ZQWPrSkwL34VfDnzwLU42Qrc",
-	"/wsA7g5EunRoQl6tMhItH2AcuJHIFU/1cI/EZkpWmgZwFS6hy2vFkKF7bYfuzAcE1YOXsri9z7V1u7t2",
-	"A/OMYEnnnLmGM6XPVRp04fDn7VchpksRcW7sW+6eh8Fkt+V2xxm03r3Y2W1uQ24n19cPQcsRE+pcsTTo",
-	"vgJkW8tTrYLuNia/qsPotJ6Xw2hVh9FZMIx260Wn+XzxONrLx7E9M46WeSdazl1gu34BTRFyJ6k3KXbC",
-	"mWd42dmtTSU3HtQZ3N/OgcOuOqWXDDO45XO+DAMJ/pQ7Y9vCFFee+0tALwdB92W709yBafFvZPJqN+i2",
-	"d3d2ms+/1h+63Zmdffx0UA4UkJ+CbuceAINuvd/Uh5Az45msbc61zfmD2Jxoa1bVtDM46z3ND250lqSD",
-	"aqVo8iSj2mhNUjkx9IFc/ysXEByLbaQxRnx/V6TME0ryQgBNgKNhdAWwCDyomyS2MdTYkroAPKGtl+Op",
-	"MajAlMTAW3lnLTM8f7/8Tkh320gMKeAD55qlZMqgADN2zyIGsS00Lg1rrmwbHtmQOeHCUnk0sNYZWqPh",
-	"ZJbGZZEyV8T1by1DdX5TmfiHUumWrOfXL0GFNABCPi9a7c72zu7zFy8DFNTOHsIg0cWQZROWX/Sk9izL",
-	"l8ZunFfPO51uu9Xc2X3+77LIRB0Ky4lqP38sdNBtt8PAvQJzK5YxY+0GlYIlY1JwkbDrYQZc5YefaYiL",
-	"VO/dmrl1q3bnEmXQ39ghTiY5g6VkvA8uyCzeQ5e4fvX940Pbs36rITsiJtx+d9OK5Uq5CXv3DEs73bpa",
-	"68e1fvxB9CMg9dZFZkVB+m8fQz1q9llvTnJ2ydnVYzS2QblgNT8p2GcNUQlyJYssxS4nKPaXKcts7Qcv",
-	"W7wi0St45nlaFB0bKZAylxE0lwp9XiuhWeYSeHhBSNS5n69yrhE2GKv/uxWkHTVVmo3JJJfjicZIkO8X",
-	"28hlxhSJjW6xZE3wPHHDNSqgzwI/lZC7ybAQIxWJnAHhQooHYx+J7PdZbrvqMdihNB8DVRF6JmRjp9Jy",
-	"EQmK3zeM7odeEEeFVCijlRdp4mN8r2/wNQf3aHSvFX/ylBwSzbIMikCx/POkUPrvVvvCvc0fmzud1Rve",
-	"bSnBt2h291Pt3Mgdo96r9bO2ANQ8RBC6p/8HB9Vsf6Oub9T+yLJM/h/YCVU0n0+lQwsXBntlzMbX14Xa",
-	"ax4qkjGagyVpJhiLU3GhBt3gf83s54zsp7TZBB5As7LgNtYAgltPLxSjeTI0ihvYnYJuAHuKi3sqbjNM",
-	"u8ZWUNzm6LXSXivtB1baf6m6LLvbSCnSnaHgYcCWFFvNBOZupAhy+noGMxQVK1DhJUzobOr8R0yobGjO",
-	"VJUgiKeosKQcG7/RuMLVKxrdy6ATdsLoSKFnvUco9GVHQtMMWmGd/qZ4oSH0RyMZzMzlXN844lot904r",
-	"c3FbowqISJblrivHuR29kNOnNq3msbHQB0wf6ElXEzliZMM8r/kd2R4by4LvVu3eQnb7ux+mS4mHbDNd",
-	"Ob2Qn+AK3sKyoZjfHn4o9fmCHBOMxDnCS9mgnKN8l/Ecu5NXGxUsvrIfc0P2CeNQMKd4yhou2whdpzB4",
-	"s4VDwgdC5lgGqGxAZdGT/F57hDq3PNBKuc/t+STPp0eIwTja51UggbAwR4rL682eERepXUEBxmmsVFsx",
-	"UvMGo0LGmKsESOiEG9MXl6UPCm32MynzwOZHbkaDdOyXv2B/sy0q4QlUmLw+e4OdBH9/QoRG1ZV8G16j",
-	"2qJeG2xrg+0Hi7LUVP+3S0SUl9/6ktSU3rVw7u9kPmCOtrGqiz2prTX8EPDDmW0Z7zPNx8yiQQBoQ1zD",
-	"i41DEs/jysYNixxkczVEaTrdAxQVDN047QZFdlSjQSZzp5KptuaLBhQLSgS7qmN0NMkHqCynEI0B5Ifl",
-	"UPHVsT1cImE1beQm1mKnG73yILJ4RSz22svmigykYGtpvJbG3wNfrrp8n4Qst/jqM+JhuTBf6Ox+FIvc",
-	"mzouUEXCYlkdUo5TpdHx5RrK2OcK0x5FcD2izY3O9I1Wd6tTqfqpW907C4zuFW3rhUHje8vZ2wjYtWBd",
-	"C9b7m7lPTkz+xPTqMvKOBu/NgbB6iOeY6uHdzOStshDwmlqe6knPSvM4rJRKh0RmKVPaBi0LkTGlIhED",
-	"muB/ArF03Zr2TEmASGjhxGKHaBM7BKwJzTWnmUNjhKLZEowS2NqoSFiWsdSYzEkBac35amwPa8Zt0fYq",
-	"gUwfAP7W8cyYqiQmG9UpbXwPXm76sLTcZahrKdjMrD6lQbg4cwhBo7G8ZDbVbflCMGJ0E7rLdWryFoPr",
-	"zWAw1etyW69manHbQF2/hDlktgh3tga33dneae7O1Njutr6GS5KnR1JpG2/OqWYkZQlXVi3fBH1jQ4Dz",
-	"k3PPQFznUQJxdpfeJh7nHfy1jbK2UX48GwXCck55AWRdTYU/dZOFAS33UoukyuhVBfheTJuOAbQqIySh",
-	"ScIm0NemsPYWmqY8TwZScLhmNMTH8fRgtt64ZAkbsQnAZ85SW8WWAhJZQBzmQypZnb7d5yH3IhFzwBBG",
-	"9CHzl2fVMh9KkhDAGQYiq7jSRIcVqJaUBIpYMtbXRBa6u5CXzNZIxXanAYQv1FYfvTmOhEXXhc6/nvKU",
-	"5UN6yYiWpMeIYhrxcC08MxWEj6HLwjwJPlVMaJrezKOeyqRA/Gkw+moBBMevbgnWLIu7Q3GovVe8vVpG",
-	"jI5s70uoTRaV2Ekz+pkbd2Evjcd0UzFzCc1SaFZErXItRbxRNuzzJANoSAuDsLjrC+auZsZZy+l6pYgP",
-	"eGhP/xoGY/rZat5tn8AEZn4kUkE6MczGfn8KuUdhcf+0pmp7VKq2r/ekUoMVe2NUqSbQ1zbb2mb7QdKn",
-	"uPwfg/xsoV1VEY8rNG4tUM8hEezKRySaC+MnP/ubPHLQ5BGiEr2phtbfnZetMMBKc1CdK7KbQnpgJK5P",
-	"DrgOd/p7c5w+odIW/95u40f7lbEWymuhfH+h7Nfg0/Gi/ZDIW7fWaxXCY5lP70tTubDLZz+Fgg5gl5A5",
-	"OaL5KJVXwm85457oReK6SQ6hmi4pdCS40NL2zEAcABpL2mGr1apyj0hBzNgGOZ0MSc9MPDV+zJ6F7YgE",
-	"+IXQYYQkfubmu+66tnY5Y5e0HJZL8A4kMWPAahdsBCorit2zPFNAY9EksXlcS5hiyWrMWM3/kQDpTDag",
-	"zNPrHSBrUaQnU86UHVmHHPHXjRIIpm3OrvmYZLdFjl5DBzL6/Bs7rW1y+OH0/N27wzeHBx/OLv55/vFs",
-	"n/TYVIq00YzEShU26I7eXQUepmw8kZqJZPozm96PSLOuaHxc+P8i7xhTABqZ0xQQZpQmrWb7P5rB7ZUF",
-	"PvCtGozad/Qrv71uvrcqdSLjJgfHBpXcEl0r07Uy/R4lSYvVb2sF9VuXW4fiXLHv2EjUue2AT1ih2HfG",
-	"80jTBbbGIlPjetdu64v/84YqWKz3gq4fZ1K4+lcUr4uqSpfUlFY13gMWlF4vr+8snw9vLBT1M7IuEl1L",
-	"5Ccnkb9zhehqYuo+mUTIikyoHpY2WUWqBbM25pImruc7N/ZwLZSlZXP5zcITU2/YE+5qXaFYP8biCctf",
-	"6B21zSueMsCzbKwkXrFV4RwrX2Ym9NqmxeUzdKvOwQcLsqUPUPF/ZF/MCtX+/5BXZEzFtISRuGI5I3YU",
-	"a3G+FuffQ5yjcHwSshwFC7GSZYH0vjE/UGa7q0mBPcsX/btF/nVxnE4L/o1ENVAER/XKqtGN3pSwcY+l",
-	"KRcDRa6GZs9WglxAq45lnUPEqhmHBHhze1PSL7JsE8JlORUjZG73UtixPVAdCfNdZfxEimxaEpbMiOll",
-	"ZaJOFn2D0tBv0px+QsXIzKJ9PQnDQJ7tqCZcKM0ooOn2piSlmjXv0FP95Juq69XRNzZ7fA5uF3+6EaTG",
-	"g8nMFHMeA7eJImooc+2IUJqPUaL5cAkllCW3q8rEPbVWz2v1fP9k0hNStrYe02uMb5A+OtUyh+BO3TcB",
-	"udL1bsozhV0FXk9yRQb8kokwEqBXS21YTadA/sjrz3oWJRLXpFHILbIodnK+ZwrlOumLwbI5NLH7wbWZ",
-	"J/52KZXbqcbH0XPQ0/hw83wPTbVikgb301pFrVXUE/Eg1/mZb6HCbaG5V0qrpWWcjtz6gmJjxZSMFMzJ",
-	"mdVzMH5oD5iAuUGQP2IGxpot6/zLWtyuA3aV5MtyAfTACRcnsB4/21I2oD+4EwQNIraIzlWkGXsyn20h",
-	"e6awo7xZts25KrVIAEB2jGh3MTDSgm/ksbOd9xQSNaT5DACKQ+mNxC8QGI0s9WkUuJ72sp2dm8HOEbJb",
-	"0nak7sqmkcj4iJH4+OPpGVk+n1t4VrzIwaqQT383/wpeOBcnUo6XbQx35AyO9SGe9NWRyLL0lhc4dad9",
-	"fSpI2nAGrIHVH8UcfIcHmGRVTwd9ry1YZ5s4nbPDSqFpabVR4cy+NWd8DYM+5dnqLwfPfYfnrP5gQDuC",
-	"5wbXEZm6HU42/vv044cGbGPqthYGQeyOASjKvFgbHX9Wo6PT6qyw9VZbXifFtaBHKNN7NBkNcmMiWJkO",
-	"qwvxOoiaimSYSyGLEvbqinLN0kjoK54wAhTvby+OTz7+6/DtwcnF2eHRwcfzMyBu4FqRvBAYsjsphGt8",
-	"HUjwE5qRiN9LfLIYiqiVJy6orF13yOKMHly/QmlcKpO8EGrrS16Iw/Rrs5bYmeM8XO+PH8soPxSXNOPe",
-	"THhihvmtIyBHDlhN9DOe6HX04ybnw5y1wlCPZMqqp6wwpWC3nwt6SXlGexmbcXSMcUpK63RVMP4Zu/dR",
-	"3Alj7PdkOiVUkeow9yo2PM1zfsmUOWTOkldNckCTYSTQrucAWxHztEuiotXaTgT8w2KSccHIRjsknZBs",
-	"h6TZbBIuCKA7NZA8L06ppu48o9LsqcY7EOjkUNLLqBjBxRB7C6ss4Oaho+SlYoosOCEw2wG8YIz0PuVT",
-	"PVOeJ/kwjfdIDGfE9qkshFc/pwPssMFkUySsV2NHTjawNERLmV0kNMss7Q98zpkqMu2viDhfUmYqEnkh",
-	"kBNIOBfIzoAULLYXrbYc8dRCbyAwU4PIPBJI5GyvT8AvBP8NFkuT7JO4SybA55fIsSv9dW8un5L2biQU",
-	"S6Q5EVn7jA7nYtAk7xBhTJG+kUhuXsure+DenEVC5ikXNJ8SY4USGBTxW6MJbTl+KVXAQiZmtUnhIIst",
-	"fxWAUQCYAqKcgFFAr+g0Ev5cpeUECCC4NopeES3BqGAidakVm9kAzqYmObuS2AOmIjFibALAKD0qzHSn",
-	"dmSATOwIGc3jXrK8C28FxiGkG9aQqkj0ZZbJK5ZaJipWgrNpPmay0GQjXmIDxQ3EHZGCRQJYr90KmVCl",
-	"yA454q9D2+0GMDAWDs58BkuInDBVjAH2DVffTwdnkbhGfHzx6/yrc6Fxmb6nSm+Ct7F5+DYOI4Gs3GLq",
-	"qCL33FzbOxkHfeVb4bAXe+swiifhr1tI09u522/xpG/rbP8F3Fqrb66NGck+wYvA9Yjs/caSdbf22nJf",
-	"W+4/tuX+sGZ4SHyk9Q4G+byau4dxfnPh7JFH77y2OmqifPjPmzXaEtEozbPM2zcbFdOXAGScioQ1lK20",
-	"HdBLY2KAbY4BGmDgqlBXm9O6dePHmMCRMKZoSK7Mna+Mz0B5zSYDS6IOglvyW7rEANhqlirJmsU4LkDK",
-	"Sv0FHAQvVNY4xh17J2vnR6Kf0UHXoeoCs2d1dmiWM5pOjZU8gV4KkgypGKCxOUQi0DQSrninHDqAecV7",
-	"oKyMGe0MNX8kJkMAUa5J9p3zgDafm0hjYE1YSjaSnKohSxtkBtXXPBT+QRXJoOB8w1i7Ls5r5+j07ORg",
-	"/+ji/cfTs9ga4TBhjqljZvCRgMEtrFWDpyiNs4dJvq+MQHuF9qAZZZmCvxuiqoNRts9yU4LeZ6z8O5E5",
-	"GdIUp7+xVy66xQuNmHW2NkTWef3vk9eHNf4kEvtGFzkZe1/1Wro6S9t3rPsMoLAz6m+BoiPzei4S3MhJ",
-	"wPw02xpiMXXnGBMRNmZThsYyfslIITTPrA5FVSVzUovOhGTWs26SXyxb5eyNIMxkyaZRxHPM89EpS/E6",
-	"9gkAwFVgGAZAWwnVJGNUabIbiTEXBTTD+8fCIYMw2ytT/TZwlyrHlY0hNRtGisR+mVFcSW/N3Kmiyrkg",
-	"z1vEMSCK+hQhp1zK6ppskX7C8Id1JG9APTXLg6euVBwIWfBuEHXCgE7OEsYv3ZzgTPsAF0weL9HpUYiU",
-	"NSW1l1dLJ3kdGLQ7MExtNkzQDf7fX1ubrz59aYevvv7fwV0ahm4MBOQwQ7f050/sSQ/q0OP4nim3R3E+",
-	"a5NW21NKw5ZaK9G1En2IdpmnoxJtzNYpqMVaMfw2LuRC5WscupVANM2Bq6BmwuBOim9CnXzDgSeFOAUE",
-	"8nc80yxf9RTo6KicsoT7GFxhx3k8Sxe1qJ90piXzOsLeh+kmXbku5DatjYvXwVpqr6X2j8ICixD8VoQ5",
-	"cQ0fHxzHuFqVdK0UzguBrgOJryjXDpLAh7+GLEutQ2Jlk/m2zwXNMGlss07qgiKnA9R14bWIywZPqFIs",
-	"tYYZ90TW5mLgQ0WCL0QR+IkZgX+TTX5q76IlJJx9CtVcXkvI4ppvJBGMpZCqnUxyeUmzZfLUXGVWivJx",
-	"MUbOoTEX+KGs3+ZCs4ER6o8tT2+MOBVrTsG10HwAoXlSPB0qQRQBDyUvVzLVriffqQrXLSdM1KNmbKpj",
-	"WpaxecsSnnrALS1lBvkTQsmckAbZiCkcI+yUkZkh4SISUhi3Gd5gk+w7WclSvBSYpphwofkAwYIt4yD0",
-	"xEdiA+IdCRcDLDiSKcueqYbFoCkLkfD7PUJJygR31+eQI4F6Jp/BgUMJsJHHX6IAYjxR0CVRgGdGQUii",
-	"IGdUSYHfY8UXfgNK6pmQxH6EYT7DSrAo+OqDeFhchckfUBzwTFhB3MUYWj0nlBciJLFNgFmt93vBCpbG",
-	"tvqJ63JyjaOWSQ3hrzFXiotBSAoxEvLKDJEISTIpBix3NVMkNhNi8QZ2Wi0i6JiLAbAoIUudivdqbwFz",
-	"TzmDkiYqbCEDDAweGiY/ErF9oy7dFFauTsqL/8o/NcuLN8k+zIq5tFklcwuqS3Zar0h8cv7h4sPHs4tf",
-	"9g/PDj/8FC+mWDfLdN9vm9sW26zInWKv/+DtKA+pq0MykGba10zAa639fbI8s3p+lWoTPOcXlFPfsdbk",
-	"e8EQo/w0cvUtE1NyZhTtG5plC7y6m82Hb1DtsYrtsF8qL6PIFtoLPZbIMVNGM9k8eEyoJlIkbI9QoxSs",
-	"MoR8l4L6EaP+atUcrqC2ehGbyynLh0M8D5PjNvljU+OzbMcbFXd1TKeRQKtG0WmpnBvGksF6Bau5l5cp",
-	"oLG59uHW2mCtDVbVBu+44Gr4vdFHsFZqobN4sxheoSogL0Ql77iodSX0zRc2821rBYxQMpcP53Lzua28",
-	"twSnWP1mbwEJeKhByAsRiTFNAcPT0aRuVKsPfZlCSJD/UeaEC3Rbys7LkLwBolesSzNWfkiO3hyHZL+z",
-	"/0yRuNLzHjdsiUGtks/7NVwRVBc2ppfxSxZijwyiUYH3aWclEr6ggczVMzjPota44LwYmIINGolJRnVf",
-	"5uNnCvwZ30WBFQHykuWk3SK+QmEgG65CLQT9BDFGLCOs9sWg4zfJpo1qhQV8DX83bHK/V/BM226GapnW",
-	"YkVi0983By7/msUEd+0qeNC+gMpeXivbtbL9cQKmuO5RaTytqKnZnmlhhcCNVQH+aExIySyt4Gf3uRG/",
-	"UrBN2e8rIw6nAF/NUrIRC/ZZnxRiX8dEFFnWsNmrCq79fG3BqR/bn4+R81YQlVQHXTMri8Eq26/O2s+7",
-	"rU633W52Wi//DZiW8Gpa5CX5G/kbaW/uBnN0yoCDppKhvXW/1dtJnqcvWavfGewMn//2cjQOwsDoN1yx",
-	"dgTmC3hRVbjM1lnrhYXL3Gl3/h34w+AJ88LS3ejfd69eTF/RdrLNdgcvfns1botJqfiOJAJhpnxgdn4Y",
-	"+EVRvdd2ea9Wq2XuhQBGboCa5nadJkOKU7zZbrXane2d3ecvXr5qmdViLZOgG2iWsUFOAXbHwnWewr7k",
-	"f2AVY5JPJ5CGvFI1pZ9S6ADu80tGekWWMU0mklvVpPmY/YGk2AdFLids6zXLM242t6e7v/4VehRQt6ee",
-	"EAK223i3KRTxomGtudea+0eqD6lqIae4y+8eAwL7uNAVhDciBXTLy2TUJca7osmQpAWDHnSz82KjDWKy",
-	"kTOaYh7ISae4YR2zBPgsYuorSQYVL0Y59lKqCO9HomQASlmfFpkmsdvccQM6ZcC7Ng6nqKDLQT+vcRpl",
-	"PxKIk1w5MfQcbdX+G2MwgEdMda2mbs+lxVDYV6HmaKYkpgCB54FqcmYlPDH6AALAXCUyxwYvwbJI6GEu",
-	"i8GwhprXk7pJDiqwDOVMQtc81THZgPToTqsVCZeKgyMae/h7xpmyHj3pF7rIWeh5QyiZMpoTajadcafN",
-	"OzEjobqER2CfzQKzF/gDBmHetdE8G+htymSkyG/FeEL6Mr+iedqIhLGzgGfWHCIAIRBcbOIvvlf64kM6",
-	"mRj3HwGb4NRImAVRY5ktpXcJih6WphxcCc07qnjKluOlYxb6C/m9kJqGpFAsJV/j2+Gnu831XRHUF1pY",
-	"y+yYp22S3FrtP1Eg9ydqJde+KM3UW9m8rb+szXtfE/VG8Ht7XIiiySggEJlOga6t1bW1+qdAk1gj4T8Q",
-	"En7FvFhkzl8fJdv64v5cERFfV2TQnjWQuSaQN3JQmKtD5VfG/qDslnPkKJ26NlpFS95blK/AjlmV6GuI",
-	"/bUE/54S3C3bpwSyf4NsW0KO+VFUdlWVb2uZ0QQe8lBewS9gOBp/84qJBU2CPzH94FJrHVxfB9efqqOx",
-	"VkdrdXT/8PeTUi4/MX2zZnm0FPapN7hthkwnw3kddgINLsxVeI17LFdkkjMMVWOEFRCQNzTUNMk+mfEH",
-	"9iJBxZRIPcR2kkoDBteNPRIbCRmTJGM0VyQ2YjcOffwb0cNcvLpJTpnGhhGqYxvBz6WohCNk7sLN8KuN",
-	"tYaRUFdcJ0OEwyfVvDn0nY8nhWYpoo1Z9ge4SojR/WrwH6unUG/FFu2si/VjQl6FREkCvyJUmhtZJPDa",
-	"GGUWNjJups9cWIHzwpUC2F2eMZJyBXdokiM6gkthhNpXAoDVgNdMZCG0Ilpe0RzbiCBOvDScvGrc+By0",
-	"Qs3MuGPY16t5aMO5tZLAgTwW2cpTMYFgbv5sNhDe/M9v7XTaZ61X3Xanu2NMuOff2dqp4E7hYNfmz9r8",
-	"eTLe+F+qAwp1z93CmxMm0qUFgL8Mba65SkfFmbFGyuy1LVUi52dvQNwBkYEUehhag8IcqhXpFSk0DW/E",
-	"Ci0k1cSv4j0SZ2ZRnqsUawTBvIlEIRTTDRuKAIsHKiCuuEjlFTEWnlaOJWIAdAYU8ekiYZRljyr2DFoD",
-	"rES2tkHoMABda7aDvEuGLBkpY8bgwIgdPtR6T4kqxjgABwcqr0S9mUqFhCpjTNJsqnmiSCqb5ITRlKhE",
-	"TtgSSA2wiE/hRTxYcJeC9eNmNejuwpWZVnWN0jlrtepBAbMg8JRWc6fT3v4aBvAy65ezKnX2ip3NVvua",
-	"K7Y7zdbLF23jMrD8XLH8LeXZzEBbzd27V6+VM3mTFvNlrebgteb602quH7oIDfGJnGRwMv1NpVrqEZCK",
-	"gMHm2pJwOKKmFiBErItckCtZZCmR/b41DQEsogvyH1tXIzGkIs2Mj76B3yjbaxTbH2JLMjTUemIcWfOv",
-	"Iucn75FRx1HsgCQ+enNs+76giMsrlnEyaeL3KoZKdOPPXpEN4y0YZx0RKfAIxJ64uMDvzNUtL1FoKX2G",
-	"jMT/xTL+B5Vqa5IVAy42x8kkRryl/4JJSGs/4N8I7A2eU8OjZ0Dr0ia3TEEh6U2hwoxBoZiZQZg75YvJ",
-	"nu+Qjd4U0GktmRI2pUGwQpEhoNvGcBJLHYYEcjZVZ8dMqRqx1ExDpUYsoUJITXpAfESNsWCO5A66Vdl+",
-	"XovVgT/1+WeWkiuZp8q8WGBS4hAwiESSs5QJzWkWEpqmOVOKIFuQzC5Z3vClgLiGjLrOWF8TWejQNulF",
-	"AqaBa8WyPskYvcTQztgc1CRgkjj2EA97zhXy/5gpoMJDg8jc480jBK05Bwh4SJ9yu4jN8uBisOevCojy",
-	"gJHb2X1eGemITbQ5CnrpcM1yMSk0QfVjBgE3eL5DfuavI4HgKcS+GyyDhFWL5oiCPCasyOqM75HKjjPG",
-	"RM6AKUhL0jbXXWREeDjGM9i8D2VF4IhApuAKQGxDwRLLC1BZYDnrQ8lfne3JqH/43fjQOU1GLIdQXtkt",
-	"URcv76UckWICkzxixrriCSu9/AHTF+4rO60uLVOVgV+CifGmc81xAtR03JPZYgrIMkjzqzvuk2+zQ8gW",
-	"8KmhqjXoBiizFsBFnjKaJ1homspElYM2ny4uFPx8u3EjDNrCYc8P0E2zvbkf8DiZoKi/h0kFy2pVkwo2",
-	"zNqkWgcDfqRWACdYnREG2+L+1lcypHorKfu/QQYs7Aw4o9kICt+psDX8XJCPEyb2D5+puT5yooZ0wlQI",
-	"CgiUKrO7F4L/VEztueT07c9GTUIB/fmhMQhIYTST7gJKFTRqx1+MK31R5FmJz2W+MUaZZR+BFvgRm7qf",
-	"R2zaJDFYf8aei4T2vdX+AaxXbhxno3QJTSBLQDbinw7OyBac7Mw3uMC4sUeowDSNPdicNrDUhzutHXvL",
-	"CyH1BVAbxpVRCBxFHTbMnp16HkMI20IjRFzSMypbcX/lvnIYnXjcBliCivaZnl5wsID6nOVxgygG4Qbq",
-	"MTZdi0W3ZkBjQ0QkajT8FpyNavNG/IAtOX84S+jp+iZcC0ehIGVTMu/Y6MczRRjNM85y9yxo3fCBMGOw",
-	"pP+ygDaPxefZp8ZmCaW40lTouHY5nOpyrHYM7DMmo+pNIELWWkDIhrEqIWEUCRtkchNVhlbMJRWQYjoK",
-	"iKYn+In97ESiOj1Ax+AmKJVMNfxrdzeQVwKdltDsiZwmGszM1NmBk0k27ZJYTZVmY8i6pQx3lp0RsA7d",
-	"VJgNKDbNHBBrfgGKjm2iVcbiAhC5PmdZqkIkFlV4IYxN4WrHtKbZMX7L29eCk02ThE0gO2jsa/smK8RJ",
-	"zxSJ0U/ZtL/GBBWBJeAGGWF/8klUdBHwhV2h3Y3gf2bqnL3uBhKJlCUZza213nXPEjr21KHkCYvJhl0L",
-	"PIcm4pzE/UKgIwjT6T4h3WoIAENGQmQXnoRVxaU/5ebQDToSG7FmYzCPi5zh7ScXE/PHmH6+QEwM96kU",
-	"vf6HSMSYPE7YxYQJmumpOboPjymSafVLSL4qLeHqipmFF4k4kwOuL3qcwm0yOZjksqfcSKqf0armYnDB",
-	"+n2ZYxb3kuU9qbiexo0QmF3ppmJmErRxIrjwbx7cwSY5dCSpxjdGD7ImGLqeCiQSQ2523TQs91FIrlhv",
-	"KOUIdxQE4lRlB7oYqIVctLukJnjgHO/ZJVJgRDiZkoROzGjaLdxnKDKjAH2yKHCYUXWpPI/jAn1lsVFR",
-	"zfKFNZNhIUax44fsVqhNnEcapyzTtJlL6EKDB4BIBYR+7Y92W8YlFXBYZu983Bj61gB5pQ/YOhf45uI9",
-	"m4jHJ7qQ6LQ1LX7MRQHQLSC584IRSmDMlveMjSd6SmLcF3bPWw0BZyEFLe4zq6xR3nG9B+JVOEblX99+",
-	"/HDwKV6JEthhQEdihhJ4H1ziIq8m9qpkwBgaAFJbe9sq+OeXZrP59aujejGPIiSJ3cDMy8fHakKfstts",
-	"TqeZZWtEFH59rox42sARz1DPuYKEIhchilql2UR5xB4g8crleKL9PbA8Y36nu2SBv8Uz5fMIxvpjacmh",
-	"c0WnYSR6Ug9JC18512ZZQBKISJFNwWXVNGuSmCNIKCzYZDzJNv27jYTbuzzFyEr8P5vWWAX8IZTJjSYB",
-	"QxQVs5P4xg4j1SknkSNdQ8hV4xPiX4lM7V9geUYB+Uq+xiXa6/4xXE8BZ0KNwxlHN6Yj5no6N2J0JWMS",
-	"SyP6uBW+JZSqMTJgcwAEkX8VoXHktbT9h0vIkvfIhCpLBW1MTRfQ2TW2HEqCCwsDtAUAckb8prDCbYWO",
-	"x34FDsNI2NJ61xRb4VAm12NOxaHdcpHwZzWbTceo3HDISBp5D0sg2QnLlTTr14G1EinMNVSJ+avQPn1F",
-	"Yo5Mpxd2qisP54CLL1xIIva9p1yTDVqlTqzYhlUqQGDMdhMgRcJAKfOUQR+qs2ZtTyeKkjqjBekVakoK",
-	"kaIAKAV+nDMjZmMzCKrZYHrjA8GeK698Ya48+9JcCvGKXtMUanyb0rUJ7sMFDVhc5o9LmhWswlqIrpu/",
-	"EiY+U0mmsiB6yMWI0J4xHqv5TiCq1H+HQlpAbjKGJUS3wEhapT4HHE1HU7rCsM5YZmxLQslvcgQFF3e+",
-	"tbuxi0PVNRggmlSVmI8awZ3whhftzjYGDVaka6y9yMcslbI6FWavprAhiCYngM+Vss9BtxW6ua7dAQJa",
-	"+IJJBsZRQrMx0TKl08q0e+cHkbhsiVXQbb94vv2i/QoYXqBWyquC7X6Hvkra6Qv2vLdLd5LtXoe20xYL",
-	"bvXqbNgPr1uxiaAiyD/LjMJDtoSacgy6bQ8lUn6127rrO8XQ5DWAY0E38LYDT6OgG81OTRSEkX0+//Oc",
-	"1QcH2dmOatMd4TTCqTdNJF4Fl0pk1kqEqyIyyyIKwD6Mgu6XCF43XtK9cDwXlwv8EgVfw6i+2CLMk3/9",
-	"9NXo1z/jc1cf8A3Nxs0f8CkXPVAEUiIKnvxDfQoj3PH4vmqbO8LdHc1LgijodsKotu3h4M7XyuOi7Q5a",
-	"+S6i4Hq8v3JIZOO/Tz9+QLQSmKglWJ41R8u7VOs0w58wzRAG9VDUTZeAkHl6aA9ePUuBjtMdchV44p3K",
-	"F/HU2xcx4nlHRhDcuj8cz62Whbwu1HTlMkg8/a7FkG6u7lESiZe4a+oGz55J4JhzO7ea9cqJK88ZLMxz",
-	"QS8pz2gPi693V3/bJ4U4Rmd2cbv6TFKHbOBpm+aSVPNexhqVjNRxLrVMZOZKPcfJZHk2aV9Uc/cbMAPk",
-	"DUbribtSaD1O82jkH2dnx0TnVCjzmhtQ6WCD/DP5G8gwHb49gChBytQIyKKd4aQgxQTFJhg0QJ/cEr24",
-	"mLZPWeCMWcfcjPmZIkZhbJ4cv3FJrkjYLBdxSa4uFtkTio9poXuhlpVDKVEtFGLzVpGgpMdoblxfoxNx",
-	"SGX9jNJUs4wpRTaEJPFRMtk8Zcr4+5uHabxHqJhGwpWSujgGMkLDU9WJ+i1pz4wfE2Nkr5JzifchtB+T",
-	"caE0lgFBGGr+VNeHNGt+xz5S718fcXwCTUxsdiMRZ1zpC3wZDsW/nmJTXcLTEIYQEgwdhZgPOLYBtDAS",
-	"8Llhh6KYSC+sexWTjdiGXSASzj5r8y8mY/5etlP9vZ4ZwxlFAG+fSTIGgs6LRBc5S31iBeCsSzbwEFhx",
-	"cP3YXNWYaWqMGwuFBsHyWiRb0xFTZetzJV5u4+I+EbRXZxMCdLNCVCNekVgS8rIQ3X6FYJQI+Y7ssuAK",
-	"xJF5BqTMPjn/cHF88OHt4Yef4nBx5KskR6oGviKxSuTLwVPMhrYwfGRDWmQ+ouUHiuOGsKOI94/NI++/",
-	"vzg5+Of54cnB27jSTecCzRWGKZwB86YXTEGZOjQfnynkEIcac5eJ3ccnHrFpJMYWedal68xqgUffIzPL",
-	"UawES0az7CiZ3KevzPj/7TAwv+STJOgGnWbLePtMD6W5BQx0y8yFQz0DU9ZzPS1u+Rr+Md0evfzcyp9P",
-	"d0Tn993xi6tXun3ZC3x/0j9YlkmjkWwZUvXpbwHe/d9KipNJcuRPfPhozZIZwuVQu9SvX/zTcbMocvZ/",
-	"Skx0+OXrJwhlWdnwphyDFwxBNxirwfIpTCrlc7Ubfb3fpM07QV6PuduFAMF39OZ47db8SaunOmh1znL5",
-	"CKl53+4AWw9r7RrHYGBNlCsKZhTk8veIkNC4vF4W66K6FYvq/lJtb8a0P8Wy12vcIKgiu7afoXRgBo5L",
-	"xubb8eSwVmoHTodxAWYK6xphDRQfTY8sc4xcXZ8XrladES0jAXV2VLlCtZDE8kqw9KI3taUR3g5H2zu2",
-	"YcS4nqKDb42A4YKcC/7ZZfr3PGJBrWUDLgWdFpGgacrhVP+U8kqgHeURa4f0kpENWyeoiCqSoZupSPzC",
-	"eueHRCEw0COlr5cVvh/hG36Yovdfv1yTxVkhM2ONrbOcGr+e7PsEUSVpg4meMHBvGarKx4gC7w8yk786",
-	"fmslkPGeu6TaghLtGY/OvEBc42vV8iO3wC0JaH6n4Nx8dTVu4dsGuOCkLegHuV7AwyFEQxyLC+PaJiys",
-	"CmcU55aBgaWNLu6P1Egt37CFN7Lw3K4GAAcu+9jYU6kkmhS9jCeRwHub3RwaHxraQ6jGwqOTg/23RwdQ",
-	"Z60aZUgKRZyEPqTYBxEO3xycxqTPM4ZdRnrIxuj7TrIp8pJhcaZ5FCRfiUQilVakRQoBgSsIYYDqUUDf",
-	"DCecuqY5GGq8Rz5mGR3bq9kGJEvmAoVOvinOjdPNDI7o+nZnL7CP8bU9PP0KtGSBQ+kS6klGi5RtDikf",
-	"FZs7AGgiCw1H7UJCHN6ZkcIAFz/hSbV/Bt4/x44fe+1Ws7NbXn4w0Zu7zeebmuU5rVy7U7s21k4tvPDd",
-	"m3PKmbyJr8NvA+V3wFrk/6W6nr9r+wwmGPye9100aI9YgZ4XQt3E+IiyFipDa00kPvcg2JW3wRdzSwH1",
-	"1iPTSq1Ez3UKMfR3PNMsX/UUEB6VU2bhPLMp5jg8YEchlKcjxH5Cb6S6qGJV2ozp5/dMDPQw6ILdO9d5",
-	"uOSW5cuB21cr/5bdvnrMLUfx6XEZgW9DfmQee37VreXqOkrzREWxFX8LGHkxp3czGJBNiSZUkFRCokjP",
-	"R1EQ88FscC6Fbb7wtfy+BdA3ZdXyiNi8hrk+c3mwrbFIqrzG1ZBBa5SuJWkTKbCGPyVa2gyTRgbZEZsa",
-	"s9e3lLlmf8LEJc+lGDOh98qhjYHXlWcZ6eWYu8KoCNAseaAJxZKcaRU3muSNFEpmTNn+SXN/RafYOGX+",
-	"Zpr0WF86hCKMEvkk1o0oQagtHhD+HQiejhdYqG6KffWxnVFXKmzltz3eqITqMRYi0OkYb1Jff9wgl7/f",
-	"dIiUg4zNHVQfE7guEEmxSy/oBpet5k6zdQ9kPJj5G3Hx3HLCbbTWAmvr+lsB9DrJsNisdv1919O8+sig",
-	"O3wRz6uVdsgHbqxwCPmKxXb2L+6+PziF6yJg1U77rO1g0Nqd7X8HcybkRBGasVyreYR5LHg1LxLu3kSB",
-	"coGNuGngOxbKfufgk41QXzlI1uTFuDPaEc8nL39v5R21o59ffl4OKzo71iLPgm4AwEvdrS14i007Yeam",
-	"WE2SPiHaUrvWbmO4u3W+FtRrc/0Jm+sVKerEu/8K0EcW1neeFj3zsQddnOcn740B6nupyaLiPrIh+4AL",
-	"VhrmkfAVe40qmIDvrwYrmg8AeDlG3RCHqBIwVDxkAE4gUtKbkhOpqWbugcgpHN8k+8IDfwxpiXvWaZU7",
-	"NBK34JC01/+uFJLXyfo7CfdVBfIt5eW3o3u8k5K8TjX+bWWdhwsTDlQsuTjq//zPV/nLn37+39/zs6vf",
-	"zo/fvjx8f/zvQ9l5T9/T06sXn8/PWicD9dtvL//z4TXmPRUcbpqbXBG7cSocPjgHa1W3VnUPjtC9JjD8",
-	"dgSGpW5bYAtUfb2tL/avW3AV2jOwbSOXE0wXW7gFkrKMXzKj9m9BWnhnXdw/Aq6Xh/PtbsN2eL1Cua8I",
-	"X5Hr0L2NNdXhWnR/R3IFu2jr3AorSNDjHIoPoarwHbR7PAWSxGvl5zUUiW4zziabrzxSXtXEmgvd310M",
-	"fpCCPbQoXAe3vompvqKAnxHsB2f0RpkFx9QE71oJPG0lsL0i2O2RTHmfO4H+hIB4F6mB75nyuEGQ307M",
-	"/uJM5YdgGdwD3DcxYCr20JpSMcSLjwQgPBGa6IJm2dSCa1ps+NgLsJiM5SV0c2JxjWiSA8/XFwmnjiwh",
-	"ITS+OjK+EwQmvBV93sOY6ffl3VsQ4bmtzP12JHz2HZtx2hF/elRl+bd7a8F23dP5RloQ38jK3s4NnHJr",
-	"7bh2kX50F+mvyFx3p7jWVhmSura0wZ4B+JzuhNDhufvihpAg9CGoZZsKKyt5llY3vC3H8PglxQsqb8tH",
-	"QiOEV+uPFlXdKlcsspoYt883tTUmXx+l2kJrNp4YPddZWYeCZoSXwS6dC5u2aae3neyku+x5/8Xg5fDV",
-	"b+MyppcuP2pkSWf3cSCL7r0L/LS7z/9d57UNABZnt7Vtv8ZpeiNTFnR3W9tIQ7v8stu7VZ48W34Z2JBr",
-	"iWww7xI/ucoLt05uU4FRCSmvo5tr1f1DOanV2g1SUxIP7LCuoB23vti/pwD8wzSSSt35njerrLf+fiip",
-	"FteoAJA1NETawy1XPFVESQn/UnIl8xGWdvdzxkIop4bKQ8BncjBUvncS0NpjOw2bPI2b5LCPuEZWzZTM",
-	"b5HwN+aKxIhKFOMgmuQMMNAtBMeK7vSJmdsZiThfsd1ZbKdUBwNI6mte0rVY/C4ejVu6T0KSwp6aFaXT",
-	"W7oKOdSebbpSoC/3ixAuFGc/8cvZRDoQRuE9Q5IzXeSCpVAUB5G9Jnknc9LZIUNZ5MpLI+DXpnk+JfpK",
-	"Qn0dMNmoEHwSpA6hydBfWEmSs4SZU1UkEiqIuuIaeLIxO5VJxcXA1v/dUbDB/NWKkB6sE+XplIa96bz7",
-	"l3r9z8NhrpI3w+yfh0f/+n96u+r0f9VE9l7It3/ucrCyGqxclmsNs9YwTyVm9t0UzKK65FvqF83UI6mV",
-	"fxpL0MhnZ9Q2zb0c0ZKWGPPxKieTgu3BJnfmZCTUUF5BeGiJU7KSStgnLsPkb2bvAPBQQy4GoIrM6Iy2",
-	"MbqKK08LjPXkO61X5JeD1//4+PHni7eHp/uv3x+87VqObMJd//QC/XPGVKWKYjV72ozETtPaol7Luycn",
-	"77By9kEwC0CsXWcGzG66sGaocuU3915lN4K9UI/QrxEO/ty76HvpWCO/b8jyAId5UuRcT0F3IhT7fqGH",
-	"QffXT4DrCx3Wi2jjzxynHdIST6ge7iG1H6BwlWTFXHkiuvPX7w/fXJyfvG96e33rsg2a2A5vDscVOqNc",
-	"7zliLSJnZp8l0ySDbLVNs1h+6PmszRnNRgDeXTI5h+RqKDOkmTTOn8yJIwWrXPHIUYLNX/MAwkae3q3K",
-	"EW1Z/LpW/2GHlyaUaD5mgCtbhWEJfSULTUaD3IgqhPuiasRSx49n/rqiXDNEZzBTkFCRsCyz3m1l1AAv",
-	"MT/iKlkFsSDrcCEgs6mw/Fb4oitXrZ6+6PIAVeEnIWeuXmcjk2KwqVk+JmM2lsb4QVT+kTAm0ob5J2Pp",
-	"ACj8EX67UXsFY5lPF73UCrCmsYnMpAqGpLbmfbzlKpF5GpIzlrFBTsdw0/+pP5E7YcH190WNnzjJZDLq",
-	"lnzLwEUJEQAg/qMkyRFn2L/pEEMGacHwxZtlAOSOiEZGYqNJ0iJjcaMSYoUcaeGYhy21gaqM+tSetWjM",
-	"p3wgzEpJixwUClpilRiHBnq93OxLhbvVdihWAOeQifDzZrVZ197by47Fr8NCgjj0+IRmWD1lWw0xtmy2",
-	"XXXT2r75JS94tmNSD3NZDAD1D4EJLVkzYjkrQrOc0XRK1ITREbAaWNmkHJ8Flob585/N0rZ7QovKIEsY",
-	"RCOqyqnxpb1ND2Basn/crjprNaMDRBw2pqQH5s0ZHbOkwGp2OU9J5/NnQhO/4VS5AJozumPfg8VQC3IL",
-	"LECWRahpOzu+ydO63o1v9bT22dChA0ZiZm8dLi6f/haTYHPceMdvMRUeU6Usl+QCtFxKZAEQcEiCqqWs",
-	"TI0N1X2TOXFlbt9mNpw6c2/dHFhqnOY3WgylyvoWa4FMMqr7Mh9XdGvVOnCTgTQ9cPZ82cQjz4g10d64",
-	"+30TOYE9+Swl1FuAG5RMaK45zSw6rJayAefnhWh6W+2xp+OkEI+7JIwFA0rBPREIBpbnxQTQanOSSzBK",
-	"jTlbPv+3Wg7f5PkrNUH2+TCP/UM8nH0U92SOteqCJq7s6QdYv7NE4uDAARc4c+RQwA5kzq7GgB/78a2B",
-	"bVz3x5yGUyPEelNSDRFgXJvqelwbBvD/BwAA//8=",
+	"7P1rc+M2tjeKfxWU/rOr7XloRXZf0m3XU88otpJ4pn0ZW052ZpRtwiQkIaYAhQBta3r73b/OeX8+4vkk",
+	"p7AAkCAJSpQtJ+nZvWvXpC0SIC4LC+v6W586EZ/NOSNMis7+pw55wLN5QuDfJ0QIPCEXZJ4s1N8im81w",
+	"uujsd4ZTgvCEMPlKoBQeB507nGREvRZjidV/4YXjuLOv/3Xd2/0lfn33fvbm172Hr28/3L+V79Le4l/4",
+	"JuoEnZn+Frw+ExPz8s3e7fv0zewdez/v/bon3sh3d/fwssT2KxEX8krEnf1et9fr9T4EHcrmmRzyW8JE",
+	"Z393rxd0ZjwmSWe/M5nLnbfddzuSpCnuBB2eSefV172gkxIx50yQIZ0R1fj1m+7boCPhjStB4s7+7tve",
+	"Y/FeZ79zgtNbIgVKOL9F0ZTP54sDNCUpQVSgKb9HxyglOEZySmbdTtBJOZ/BNNU/rt+8fdcJOpLOiJB4",
+	"Nu/sd/Z6e+92dnd39naHu739Xm+/t9t98/bdPzpBJxMkhabqH9e7e687j0FHZFFEhOjsyzQjj49BsW2/",
+	"ZkTII5qSSJa3r49i+BWZVUdbckpQxNkdSQWWlDM1dvWb+tArse1uryQPUpEASRI0IwijX/gt6fpHVxvN",
+	"MbvgfFYdjR0GZQgjtSwBuqdyiqgUaJ5gOebpTA0PPu0Mxf6k/jnFjMEmyxTHlE12oilWL9v2nf1OTEXE",
+	"01gtmncT9MR+nGKJYo4WPENyStktwjc8k7AcUZamhEk0gz3/Py0nfSlTgmeKeKpnSOAZsbMP4AtwmpCw",
+	"LZzJ+oas39Nb/xIT0CM/4oxUxq4OBCJ3imvAuBmK1Uv5cDs03ke7I6ZO6T76NOrIxZyMOvujjpA4laNO",
+	"MCqOPPy+/NCPOo8jNmKq1z1fr3BCoVegCSbh1x+nCxTT2Gn8un1jvV5TGt0S1u12nU7e+DpR83/CtKCB",
+	"5majzv6nkcNrRp39vV4wcvnZSPGkYFRiXKPO/nsYOvDBkWWEux+CUYmdjTr7b3f3uq/VFxU/hOGVOOKo",
+	"8whz7FQJ4FtMEx/5zlN+R2OSojG8gPBYkhTWTRMmgs12yfizoguSpjyFxuZfan8iHuun/e8Gp8Prq9P+",
+	"D/3jj/1vPg7cwes31LWnOCnjEuE7TBN8k5AuvBcTiWkidJ9CYpmJyjdTggVn8OOJ2q9itVMsCUrojEpE",
+	"HiJCYkUrjw17d0FEVuM95kezYXCO0V5ll74clVZH5THoTAmOSQoiE2x5fDxhPNVrHhMRpXSu7lRzaGZk",
+	"dkNSgfjYMHy4I+DfmIl7kiKqm5tbOaFazpKcJwJhFqtbY55QNrFdbQco4rMZ3hFkjhVxxIG6Sm3PPI1J",
+	"eoDwjVDbfK+YNeOMoHss1LUtoimZYUf2U3eo+lYAn7yOppxG6nYiszlJscxSxefVZnb21QVE2QRWYTDE",
+	"E/+MUyJ4lkbklUBKwFDiBVYzQYRJKhdI4skBohLN+B0R+uYndyRdIHWpTwj6jkgkpvxeoC3McrlzRmRK",
+	"I4GwoDHZ7qJLwmLVyw2ObtX0j8c7J1hGU8RT9e9Tzoj+oWnSo87Xo453ahdYko/qvO3A/9ZneTwYfotA",
+	"SuFj9J87lffVB/PPvOu5XzffokySCUkrH7sgM0yZGkT7D+ZtSh9d55uCeCZ4SSLOYoEyJmkCtHpDmRKz",
+	"NB96pbaNxfxe7TWRovTxN3urvk5kutjpK17U/GXJ0T1W20vGPFU0JdNFdZrlL80oo7Ns1tnfDXxfrW1T",
+	"/dsn+EH1YE+SQHOSohllmST2+JaWYb2N9m5bfRAX9uMJGUtF2K4cZ1Z95WDeflhrMF4auGL0ASlNBW0J",
+	"vSnbCCuGQqPpmiSx+/WHt3tv3+6tWKPHoKMY2oxIy173+j9oDuLnNP29vromJY94kvOaCqPdCne7vTBQ",
+	"bCHsdV+HB5obzghmAvW6rwPFnKSWbnRHAi/Edmn8nd1ur6M0zc6+4f6doMOw0hnVGHfsIEvkiB8+EjaR",
+	"087+7jsfl+lbfdk3M8v1aKyY5piSNECh1qtHWa/3OqIx/JeE5YG2UL1hFnMsp8UcrOquFN1fMwp3mdYx",
+	"vPPZ6/V8Ezp0FMrj+Fx9wTs3V/GsTlE9Wz5DeGOpucAzwag0tGfO84gkVN1XTXsXm+fVud1P4+VTUy/o",
+	"mcW7eO/mdfQmfkvejb+evJ9++OXWP7O4GMzzZnUck9mcS8Kixd/Iwsccb4konSyBx0TxaeDN+0qVJ3Oi",
+	"OIS60aVVd2/JAqQYOSUjBr/c8HgBL1GG9t6gKc9SEaBxymdFKxxFPGMyMDKS/vCYpkKOmBGb8ARThra0",
+	"MA2fUB1vQ89K/425Yk6q3T1Pb5G8pxHpIquGj5gaGAwVMy6nJNXjogK92dtD4fHR4OT8bDg4Pfzp+m+D",
+	"n64vBleXg6PwwJnmlCZkxPKBISFpkqA0YwJ66X2o93J8en11OQi7qO8IgliOmNGobgmZg/4wpWwSIMHB",
+	"JgILrDvG45SIaRftqoXfe/sWzVPKpNIzRqx/eXh8rISoFEeKgx7kMzOr+UoUW0IFdM3vmRqMNUCMmDZI",
+	"UG3nwwulNOg3tfaPOIuIErumWCDCYhKrFTHqn54K/GpXFoWg4YRG6SjNrztiTUzVIcYdRY1+Ce7teO/m",
+	"6+gD2YlSgiXZsaYgLAQVEjPZCUqE//ZtoKSEnC2r60ZKkqoR/Nc/R6OHvd7OaPTw9eDn//Unr2B4PAaJ",
+	"sn44+nO1alotAhmWM7WK9ibK5WElNGtbG1VLSdCWupb+HG7vj/RW3VNB7PqYvoQ9Prm+INCb3b0RC88v",
+	"Bodnp0fHw+Oz0+tv+8cfB0ehpvBoSqLbvJ0ZE04JfFOmmAkcqaEv2wIjT6+Qnp31fbu75180JYs3LZye",
+	"0uveG00xjBv2oNSWNoun/svHCFdVIpRQIfWt/+cQbvOmWRaawrOn2qQuSDLTwuQcT0g+ll8zki6KoYAY",
+	"VRpCTMY4SyQou+rrRrxV/HuFsHtSmNfrK66FC216hDsqF4FCsMrYw8rHcPDN4Z7gO3Xwu/5rqLDnL7uF",
+	"ijVdbfMvFvvdm+qxra/8OZ6Q+lzVr4hlSms2F8xu0+qrnfEv/u7K1b7Ilso7aVYTc9KMLRcF1AvrCjlp",
+	"9nzZ5iJjl3DevqWJVz87U4wNriLF7VGk7hNQUqhA93jRtLz6EJcW+E8pGXf2O/+/rwqP1Ff6qfgqH0Y+",
+	"KLjlVw/KDkVLBY2jgadrjUa3UKO5jKYkzhLSJP4J87y65yKaLt9z9YLe83Hv5k30Ln5PeuO9yZvpu1/e",
+	"3878ey6KwTxv438kN1POb5smda8f10XaVRKtmVH09Wzv9g17N3//ay/VVPzgn9F9PpDnTMjx2RWGuiuW",
+	"W2VzdxIDfo3n84RGoB589YvQ6mY+i0/aSqubxKDzVW3BncBaeMF1A6ZcJTOvNOTCJGW6MNaQva8DS5z7",
+	"5quPubNUfdhvYi75Bcc4EeSxLW0P1EcG7I4kfE70wlXui+pcteMK25FQpkSJOwI2SBgy3Lrgy7MTNwOO",
+	"OBvTSZaSuIvya8i2MsZpXPYyZGD7GWeCCOs4E2is3kYR58lOzO+ZNpzaZq8EcgxMASKJIOh1D4ntfa1E",
+	"6F5fgeyL3vZeGzGJC/ulGIwDIN6jCKfpAoVOjyG8H5rt7ha7F+qFMbYSMN8EKOUZiMPZXB0Mx3LsMUb5",
+	"tsm0+Kr6erPhsF0vRRO/ObBtL+r1uklvaWvn1Saz3LL29QbLbGtteyqth9c41r4nWBN1kL7BsbHmPY/d",
+	"HJ/+0P94fHR9Mfj71eByWGY2Y0oSiKJQvObcHAJgK4YJzTIh0Q0xkvI+4nPCMFWatZymfE6jAE1S/muA",
+	"JpxPEhIgniR4hsuM55jd4YTGCDxGcABL33tRDlSZvgkWsCcQ/W/0CcEiBEjPGT2GiOGZ1f5jLpU+oG6Z",
+	"3HCKY90EVAjgHtbuGCCRRVPjsOB3JN1JOJsY29txrFWJf9tz/G99GrN4QuTAXrzPOpHfXB19NxheD/7z",
+	"cDA4GhyVTyTc8BCj9DbozElKuTqfMV7AqRREir50A38+DHs68Afck/8AsZTPc7us+nuupBfosdvb3Xtd",
+	"OpquuTjGNFmgG5ipIvY/ve32eur6hR7Q1p90+15vGzxwejQIS+QZzD9e9FBXVnAfYTts0CumPImNtTFj",
+	"zgRkbbLAipicqn8yE1Uj5gTfgihg3lGsz2gG0BpEFOgrt4w5nWyDQgy8AgxhwMIPEOMwmHss0AzHpJuz",
+	"IGA3xjiqJxGA/AOEEKB7NSHVSs+BMnhovCVbY8qomJLY2PdYrN+Hv7RFcQKGzKnSv3UPgqMxTrfNy8ZQ",
+	"UvK+oK2r4SGa0ZjRybSYrbZTGibIyIPUs/7C0z5Xnua6XE65/FZJm8/jbIdnpz8MLi77YFM8PRtef3t2",
+	"dXrUcRmO+1GQ68fqs7+BEpIPB20xbu5pq0OAnRMnCZx6c6q3Fd37J+RwEjBl2/5cR9GXY/G5HgvrodvM",
+	"kTgafDz+YXDxU8NxsB/7jY7Cj4Nvvj87+5vvMBjTydLjUJ+MPgq2rXsYrG/xy0H4XA/Ctzy9oXFM2LNP",
+	"wGA4uD6/OBsODodVeXeeckkiQ56E4ZvE2LWMAhqThEhynr8F4pyST12J7ABFCcGpkkpBvTvvDw+/1wKL",
+	"zwT2aqh9fahvfX2vVLdmKCTW1n74MuXshdXTy6tvvz0+PFZX1Png4uT48vL47PQSbWGdCXBLlFSJMLpP",
+	"qVTCZXU5QT4rdfP3q7NhH22VdNxfMy5xgMBA9fhFD/1sz2Q50OKYXYlnWqP9QQalO6oINzDBGVSgio8d",
+	"TqWNYNARhS95aLxjDiC6ojRQEw8SVkYb1oZ7YMIktBmZSkRMGKHSKZXCpb3nX47Nv8WxuSCZeK4Rxx/i",
+	"0ynbVjwHRanywIXBD2FCbAzZ/qaHRg9YmzzqByQfphEHEyxkHm/lGzvaKkVC8RRspl8ums/2xDBJUoaT",
+	"QUH3T/dADAcXp/2P14OLi7OLTtkzoL9ivHhblphojF6P9/CHaPuFpS93ZAHCDGWMPMyNFKidfQdwAGza",
+	"YYTTlBJQc6gZvPhC5J8tkYNj6sTS4yb8bCeDy8v+dwO/n80kpZbda0r1vyGIzOZyUVZXzMCQaoaMNZmm",
+	"JP5NPGZmItpIHKohgNw0o0JAfCmMF4zDnKOEKyGq4myDe0JfCrAAXw7K53pQ/sb4fULiCdmMUexvp2c/",
+	"fhwcfTdosIrln0Mxj7KZ0tn/8KZiz5ya7MR2Ul+ko8/1PJyQGd+UhfhkcHLWaB/WH/rjU391Ek2kP4P5",
+	"fCH8z5fwgTIPORsnNJIbdBd+c3X5UyUSEkKSV4Yz1+IZqtgkN5moJOukGfvDG6hGrGKhqroj1YJp9b00",
+	"YXXaMMQaYBbrDCMhUyzJBKx0YUp+IZEM8+Al9aYbqgCZs8Y+cY9hGHw+JzG6WeTrZ9Z7O3BCGdVmOaFT",
+	"OgpBp4h8Oemf70nf1B0HukTjJafVnM/glqtMo+mag/SYPJTZJMFAIDNoSiRFt2T+Rf77fA8Hj8kmTGMn",
+	"Z0eDwi7m3H0uCtmHTtCxAeqd/Y4OwXWtCIAUAtkCIbwfopgTHTVPHiigegDAU8zhNwgGw3C4kOSQllW7",
+	"Q2fl5IO8P0HSO6INYvAGfO8ARVPOBSnuB3g2tmFy6ni86JF2ljFwBlfkTpjQ/NI9t5WxW8bvmVqdlEia",
+	"kli3C/L3zcYGEPNboAtsd9G3kEWgP+MmEFRWyrkg4V0b7EdlNRFAbWVokdScdAT95MBJmxASLwQKdeJE",
+	"+IWFfKYsZDMXa+Uy69SDHX6XSzVQN50m18JnTOOmy/ULEX++RHzCYzqmTQBW3gxsnU5Syp4Gvhgf2BTu",
+	"CkFYuKhlI4R3/PhLX4jnD0k8Z3PC+sebTa7UEDaZ050326GWBbmPWqVbggzQ2WdZkhRpo+qiT69NwmVr",
+	"lqpnD4z1wgLEehhr6HYfoq8skI8zxXB/I0mVP0LOogVNgwxJgSBFsim5MqjkNk7onUlk+JLH+CWPsXTK",
+	"N5XNSLXH9toI8Z0VaYYm6XcfgaNVfRYDbnAmCiuWkVDIA4gh5oTbbkXHAW0offrFDrz3O3DyK0/CfYRN",
+	"JmLhl4WTrt+DU894gZgsEEahmnpYn/sBCmHqroai3ncTILdCuyr/7P3cTXlCvkSSfu7ncoN5jTp77dq5",
+	"Ln+TPEP/rUyZyMZjGlF1WUL084sc1epH4JxWFiJszk/McfEN7hesQDngqGQwgFiMfE266LSSVfjlMH7O",
+	"h9HNjfsmE4vnHUfXK3R9o7p7kqNsHxX+twZQSP/5+71vy9r8jZzc4C0zpol7vCgg08zpDGdZIqnE4vbS",
+	"eNJC15UGrrklA8FzJTjj5NqGb5mBmDf18Qe3m0UniUlENRypTveVnCdgNBEaoa3MG4wX78vh/6wP/4ay",
+	"rUpX0pykIBZyJuqR6f3zY8guyi3W4BcA83PezNjwqUAc8LwhHcp/4ItGL3bWq58wQrF/wqEGFTUpVBFm",
+	"2ijP4lwr+HJgPusDs8EIdRvJbSh33Qj1P4ZdqDwJRf5fotn/Bx6LTbmmwV/pORAv4h3eR8/3Yf8xTqGz",
+	"bK5dFjBiVvqkvxy9z//obcavq8mIcXkNvtuGExiuQuz3nSLr+rCGfgtV5PhicyMoRKH8gXS6yrKE++an",
+	"0D+rL57mf7MTdo4XCcfxkPOPOH1uxtZcd3YtOb9OoDv3lBl3hU5n1aY8gXZ7b96//fodullIrT/8MU0f",
+	"tZmZq6g8F3RCv/lyHj7r83CRsXMChXSedxTSjF3PTUfVqybN2AoTIJqoS4azvHqGK9PsayWcSoQl+upu",
+	"9yvgz+KrVVfXV2nGxFfLP/xHEfqc5bO2vYyhmMb65mWxrVgCdUQQBEsdXZ9fnP1wfDS4uB4enwzOroZF",
+	"SD6BzUM28h6zGE0xuNCpBFxR7Rkxyx7kBsuqz+DL6f6sT/eQ8xPMFrao1zOPOJbkGgJa/B66i3rAS1BC",
+	"RXmzZ8M6mo6d+4kXOnrVT+jjV5+atv4VU3KVzVcCRZzpqmjRAkV4Dg60lOBoSuKDSlCLwAthgDJNtaIv",
+	"QSz/Q4NYrhjO5JSn9F/PdZVb0Q3P6fUtWXjDWHiax3QYU33TuVOjIkya77/Y2fN9phSXYmZjrkDrX3Ax",
+	"A2Y4GfN0pliLib5XPOaO3xKYL3mY5/AGdslFNp/zVJL4hMQUD2HGz1n6rOjxeqa6vIZVrGCUqs531MeQ",
+	"RUCvfuaPK/37Z+iqANSa65iO8vFM7YvY8BmyqY2qx+f9nz6e9Y+uh2dn1x/7F98N1laPXzDfoDa44IuC",
+	"+29GyykIm1RteFFT/hnkXK93V1d1TbaCKXoXI0FZpB0atkBsXikadKyXpfH6iINSWTvPMCHJojzGg7wk",
+	"oJJyTZMvx+IzPRYXGfvWgP4/7zxcXJ1ef3t8enz5fRWSN68hpUaVEEnien5ompnYqSQlOF4gW4jgRQ+E",
+	"O+QgN7PYIZiConlOpZ5GaIuVFkXdvtD950n3m/GsKSLy50teZL9VRYLSGIICNSBjhTduGRgBWAorKZdf",
+	"IvE/b9L+EVP5bDu+Jawf+8fD49PvGvi6gZTxc/XcYXyPqazEo/4mh8KMvWDwy0b0hd//mx4KWyh1M0z/",
+	"8vD7wdHVxyYAGvuxPz4CTX0iTRA0trjrl3vhcz0CG3X/XPSHg+uPxyfHTYXn3Eqyb/YeW7qGEixfuICj",
+	"Z+CB17czJ+mOTV1u9O588d38j/PdbM5rc3Xavxp+f3Zx/I+K7WiZy+YFj4Y7nmATPpfNe1uuTi+vzs/P",
+	"LoaDo+uTwdFx/3r40/ngKd6WF11H3yCDL/6Sf3fWYOrWb0bGrNVWK1G5+dTvVecNjAy2TNsXSKZ/W5rO",
+	"SQh2rb/XB3idQzzHNzShkhJbdG1OUvsXeZBgOzWvpnAOjDf7hvOEYKYGOM/E9JRLOjZnQvhf02CXZiWq",
+	"jx9zNzm/+YVEsIzFINMGECkj1eE0RnyM+nt9tNvtdTUqojOPqDLLZSfIuzJwjMY4S+Qxm2fyhMe6IyrJ",
+	"zJ2tkKnZNBuAkaZ44TQ/y+RT2ztz97zP8Ix4HwgSZSmVoCzQlMzUZEufXrEYl/X2vvHZzyiFeaYnh2Pt",
+	"o8PJeWk3Wn5Q99TxEYa4pUmy1ixgSy9VM+/grWwDOX1jHJH1O8+b+j5gfIRLiPiVQGE2j7EkcV8CdmNl",
+	"Jx+Djs0S7+z/U+93mSz88yg+HpTPgY+kvXSar/fPS85oMf0aF5mnXPKIJ9/QPB65ErHy18uz04vzQ9+0",
+	"g7z5D01rGO52eyFk2ve6r/19ZGniORyVJVUvBbXR1gewbBk0idWG2EewhEXuSRof6H2PUUKFFCiMpliG",
+	"IFkyAMGbkxRFU5ziCCC2dInLLSoF+G4D5HwAonyN/CG26+xvFe+wTdfjSDT2vkafyCAbGRh/KsuUeLJW",
+	"iwo50LgT+I8ZdNxEBamkY6zx78u7gM2TY/+6rdqkGZE4xhI3c1aZZsQzqMaFneN0vavgHKdy5bI507Sf",
+	"aFiqwZ06MCAU1E/MJUTS74BiRdSLYh+Fav77aJT1eq+j/l7/r4Kzi3lkg+GQYiPwkIQooYyIABEcTdGY",
+	"Jwm/N0D16CbB7BaeHyCMwn00p2wSoojPZuZj6QLtvs2R6u4B/e5eO2Hq3CXoPOzAAHfaSej1ccMS9vf6",
+	"3xE5xOLWQUOr3xUQVygUHwnN6yHaMnKP5+RPqZA8XXwkbCKngB5NGZ1ls85+zwlLlGSijT0NR1oShrXi",
+	"s5yB0rhpq78fDs/7mZxW7vbaGbkhOCXptzydYfmkUyLyjpcP1bzXMFyzQXmudJWZK0LbuTg/1Kn/GvN5",
+	"t9tDMyKnPBaaUEMNq5ZAcuV4xMIJ55OEdNN51IWej9mYh0h/WKCt0IF61lfDK2GwBZQeGYDxfsSwQGHF",
+	"TRAGuaXTXFWvRGD8BgKFw/6lo++FByMWWmYSgkPMlgPGAEhP2URsH4A3rdd9nc8JMzNUUBJHLFSDCvME",
+	"E+trg7IOFekbtGAfNZfXEabZ7fgI0zK+Co+QaRbJLCVxPoUtQQjCN/yObJexy1cRBAyyeH85YTQeUYc0",
+	"9rq9HFDcXPvqnBY7VLx6o0UNQPAZMZ1DBLlRgO5FpSDJGG1hbXECnDCb05p/YQJAaHmXI2bQPdVb6tPE",
+	"mAS2fRukjz1mi7NxZ/+fnzosSwzgaulKyU9ZvpYsm92oDfo58AL85ngYW9gQFgIXrW62HSASTXlRSdRW",
+	"0n0MOr8IztJ55Fng5B4wzve6Pb+kp8nVIyReEmbL+YUBgj8vrUJqfwchss5X1fGCQwNvfSUIi1UX+d/Q",
+	"jW4ssbgVX02INM173ddmyX3XL9bXbrHyK1WjfA6WBNVurGhVuVdatPhIJjhamC+pj57rsbZuqr7394yk",
+	"C9uwRiF9hrwTUqtYGzMwI4fBQj3O5nGaPrxDyfkaZxCkWWEDlvByQqoxAnXfT/iO+RGMvBf43haKrLAJ",
+	"c8Gv5hNGgmnHKAJtpyMUQDPClIgskZr+dKx/XRDITZLtRBN98+USwQuxhlcC0fgAqT5NHpXDNiKeJbGt",
+	"gKmY4TMZg16lpx83K6utPgKK4tq8p9nPOj0XFL3e25cQ8XIF5gWQutdrbnWaUge1jS1x2H1zQj1LeFCw",
+	"WPuW+uNgxEBYB1kaBFwvi847Li2eBr/rdV+PmGER+yUWoT6gk2EB5LfGuqVtrWOD4E2ryCBtljFaiGLm",
+	"zUyjWQLW41jbnNnrvjanfbfbeyVQ6DHxhDlijmKRUULVOLWcMCYymiohwuZfh/29/o4xZIRfDKVlOxMZ",
+	"kzQl8TDFTKhF3rylqtd93cSfrAG1NNsmE+oaRpAqLb6c4VaT+L+j+dZvPiyZdTdmrS1bIX/IbbcvbcU1",
+	"DOrf2HylZ7hhI1ZJBPUJehZ5oWDoaCu8pSzWSLHmcegx3oDD+cEs+Aw/WCvO7t57D/9QXTasPHzhON7s",
+	"vmx0+YNOyrXvvFUnF+plsPCKW++8KtsJa+OuhPneOnvrqEGrLHMlRVGX86oKHIVy6Nt2qLyB7VmqnMMo",
+	"InNJ4idfkDcJj24bvLDBuhbDquv3EAa/JjH57gjHcLOOsvoMkq7QzApLkEPNnkOvyKokwkmexAjDzzcL",
+	"ZM7/lq6dH6BwTBNjfQCrnM+H85Qzqrpdu9ESRvJEVqFm2fKQLl3tC8MjCFP0+M9OJkjaCXRlH6dlMeIm",
+	"oeQ3tDvbUdVEwamU8xZ+Xni6dFVAHfTQoGKOTbeOeuajMnvvPYGx55KDh+WUbrLaAhmWs/4nnTPf0jm5",
+	"edq2qTNra+NNlxS4HYsFy7+wkgZ8WrqHLMYpnswcHEQoSKvUYh+dWHrY0Tqwl2Tmc8IaAoOwI02uTUTL",
+	"iaZxJxMs5OE0Y7f+IT2dia0na5jXy1uZr8fKzXSNp6vEDa/N+YVcgZu5W1eZSewpKXF7kd3MqJQATnXP",
+	"01vtfIVwg52888BJTVaaEotIAv8ca6AANY5fAPZabUcmp25TEwS9/CpxTnDtGnmG0CLsdNdiI5r30RkR",
+	"Es/mqvnY3GFKYCA76tHKK0Z/utWGlI2IvjAXbT8zJrOG20e/ZHnKgRJ/GE5CRJgpfqOl5FUqUW2PoBv/",
+	"sf9DMf7NMBMzADvthv1rp5lWnQ5ot9vLA5SsJ1JAOTCQbcVztVWILBU2VrS98vJHUWYb1VgyJilhERnC",
+	"lq05u5ZK8Lrq77p6r1+rOWMk12twQTxpbig3hmrOiL6WjG6T4nv1nyxNHA2nWcGpugkX4P7Spfu6Vqlp",
+	"NArN3OSUzdFHiu9LzPVmIYnPiNug6SwJQPStf1XPuTj7OLi+uhxcdAL9b4j/aLqmfAG7tZtKPD9MF775",
+	"kQrpsfE2TGyVGqZ0In+Y0IrBNMQXNY8j90odVq0tZfr7nt8jyW1oAgpLUlSIbnhm7yx1GF+J/I3QRDWM",
+	"mG6LtnooIfhOV2zjmdw+cIIeENbuy6LUUy6aj9hWmBKZpex4BtQtSbLIUc2nnPEsJfH2AZpnYqp+K8Lw",
+	"EU4hcXlUJG/5wj+ebVFaU7SszcZ/ZasFPX8p85I/mGKVpO16OLVdzx9GsiQir2bda++DLpPqWjay51vH",
+	"2kcBrjCc+ZzqjUOB5Cd/BIHIElnblFxmMedJny6obgomD7UfM8rcT+wGTxbiXfuDMcK0Cg1oIshyPMB6",
+	"i6Ju5xWu8wCRBxzJZGGvaMVrZmR2Q1LRZmFwycDQcrbe2IEnkq5wNJCWn/dFPmxqs+z1V7vGEvPrGoHn",
+	"vk/4DXtqo63wJblT3xuiG6QwBp2CBaGQOla/a2BcI4aR0g13BE8lvkkIBOJAXzbqIYR+Qqckqe4YSgKP",
+	"WHHPqUelqsk2JBTe9144T7Ey/qb2xfUtiy+vRy4xHdLVdsLnWggPoFolMSq8mosB/1ZvjGkqZIDC3PYW",
+	"Iq6judQvL2YzbG8t/L2Ngk+yBpasYD7r/iuNZUQOinhxsAWC3KfDvi+H/eHg+sezi78dn35n04vcR4dn",
+	"J+cfB8PBkVbOnCcaVxKuTKuIOE8vr745OR4OAe6g/qXyj/k3yj/nUJvuq/3Tw0Ht1+PT86vh9cXg71fH",
+	"F9VnF4O/Dg5rffevht8XDRo0pc2Y8p5gxPvtzHeNhrt17Gq/LW975qlaxgZ1ArvH/QcluFeOUzfXhdGX",
+	"XAWAPSNa9vZRv7ws0EVSkrbsbaheXZbIBn3lQwzszJes1jf52lQOCGdyqnW3unhuHpra5gG6ujxy43wz",
+	"JghcCwW58+wGDFMNAcY2nBjieIkU/ZW7NcyPlSLEufeu+3GKdXqEgTZ4ZTJvbMF5QEK4Gh7q+cA00NY7",
+	"gJib4USnWtanUBlyVT0y62YH5cxoyS7kkA61fbAHswV1lHAlvCn4Jb5i3jTZN0sG9zEn+Mo1r9by71Bh",
+	"v7b0J1xIu9jODqAZXiB+z/xpQITFc06ZPMkSSeeJORd1i80MswXItyLHf7JNNTJU+ZsTog3aHlPF3JOa",
+	"aGG3IEV3RlkmSW0KM3zbkMr03NNsTrAamXdBAnfZl2za0Iwjd69JzGKcxlpYg74lSecpFcR/f0b++KR1",
+	"ko2XrUHZvjjFLE58291nSIdSgPii/iVCdHXxEXbAbrNOktbF0osapBFmIxbhJNlHGAk6YSRG4fnZ5TBE",
+	"W5dmNZBBZxHIgGvY7DdBpKRsIrqCRKmin/4hoHFfDg4vBsNQ8zlB5Da6n3JB0N7DQ44YBGZBbcHooj5b",
+	"IF391KRIbWGGBgn9Fz67hIw4ZOa+rZoqTUbXfRoxZ25C4oVA85TP5hI0tIaco2XBlHhGpMF0WXbJl5cf",
+	"bPNgbcVoK1Td7ps0wTBAWKKZOua779Dfvtm26oTahVdixHA6yQCN4gDhG8jznRHMBAo/ud0EqCCvffQJ",
+	"3L37I2be0RN4fHwMSxN2DPf65Ii+qbTvE6UVCTi1LmFB3Zr7c5IKzl6Jovj+DRnzlCAqUZoxgbZMuC0C",
+	"y8y2c+6beKs3Hjg/Gf5Tq976WLUsLOci1lBY1WEh4nm9jVa3+v2UJ8ba0EXfEEFjc8KMEQlyXUkcqIWx",
+	"9aMhnXrEciSDnTFNbAONWwD51sb1jiSf7yTkjiT2FSoBpG9C7wjzG69zxJnVa2G5CY7VstK7dbkQntOB",
+	"4bi+a0FmKdNZ5ocpwZKgvi44ypT6TCcMjq5hDEyiGxzdduH+x/EZU6KUP6eqc0P56nFiCa4eO1STBrKq",
+	"3SG8ljeCYcdauMJJ0iJNyhGzfq5OBeLmEiLJecoliSpXgqN/TzhOxNpT1OL3ytVThJWQeLUu9zf7ov1A",
+	"wlOyHoHMyMxYmpa1OdFvFWbQQcs78aTyetHDkMzmCZatuyje1/pdSiPRftNPTAPvluvSwF49Uj05N2Wu",
+	"Vw609LJtfWmu3Vat85eX3nzA3XFiUm+WdXruvKpaJtmEsvZGzHN438eP51zIwZPkIps5+l1GYwKYF6va",
+	"X9RbQBZQu3V1l7Sldg+pO7lurxtdANSBTyFbOBZtKhBlNqf1AM2VomT4qUHlCB1obyf3dSVPEHKxOtLi",
+	"0N5Zl/C2arYQksz8Kq9+lstgU+Kg9wiJU6lFR7RlpaK9XtDr9Yq3tDrpRM7s9Xq9njfIoOVZLx1yyefm",
+	"jLenrhyQamP3QSZIao9iearBanCR3IqRhz6pm7F8hF1+by+W4jZ0CL3KjoK8prk9157by70i3eUpeOgT",
+	"8sUVrX+TKRl/TZ8fmC+Mw/OWkDk4qfM65zdGQFOCbE5k+4jOdCRATUwpzPn56TOTbQwmbc369PQOObsj",
+	"qSj81/jhWLfedSk9Z4ulm3uN7+QXee0jvoCyGU/pGgmD+hPOFV6aRK+Vbw/SZmFtnciD9rJ432xxoOE0",
+	"tFieq4w511GSdhddGcnayug4JbkWKUAQ7f7OQjUQcKtrxJySdiLxN5RDTuSTpWGf7Fo9gISBLyxAR/Cy",
+	"OUpQ43qcCX10NiXvfhFkVwqyVvRcKRqeYp2b/HSRNKetzcilK2nfjvi3lleLeeaMbs/HSD9XGfaLINhG",
+	"EHyy2AatnigU6Ssy9jgWltlhPt1gQa6zNHn8SvsXvtKAgfDHNY01QqDPOloyf7T2LWkzRA7/re+z697u",
+	"L/Hru/ezN7/uPXx9++H+rXyX9hb/wjfRWnbZJ+hYbeRmV4p1F/Pn5dJK/Ew3lLupG/dFucP0e7mX+7CN",
+	"iO1xYbVb/mw2w6kHSqCSneoEj7iO/9bkZtNJlzUwTgtYBgiG92aVuiNYtbBavIl97h548KQz0wRVsA5u",
+	"y1LQVju0Fbh+zgQ3QOB2qV6EwO0wN0vgbYIt7IufOyVvYIdfZmsHDxZzaC1N0K/35YBPxj0ZKGWvrO5D",
+	"1L9A1Kf/PUUlW1OS3aCcoFduAxtrtuBFttcfKqwllPYuvdJN4xHC8YSyVqkF58Wb3pMuOqXelk5rAytv",
+	"Bc3Nr/tJrsm2ZXwQT5Ybqo4bsNrcdxyrmcB3JAbYVtZ9ORlzRmZGwrzZu32fvpm9Y+/nvV/3xBv57u7e",
+	"Cy8GdcHbKfSX+t2l+WyCpL6V6WtPPjjOjZVq557G4PHl6WI13gVc4HZvzADy0bvL17jhp4YPlQe2iyRH",
+	"uyU1y1o8UzqbQeAFpB5r9N1oSqJbk9ilnpMYJaD0bJtMiTy91RcaA6eUp/JbShKzSBAg0NkvSd4ea646",
+	"B5pBCyS40hVvFm4Ertu8LNT/3DgQG2tdPZor7QfQ8kfKYn6vDR1Mp3et0WZO0itB0iNMk3afMzV0KlSh",
+	"BmsHUOm0kQ6guw2wJr1+L8KbiuBju78YLKiAa5D/U2O3Nu8vdHKoq/f/FoJh0BmnfLam3y9t5fGDmDMS",
+	"azzwA0Rmc2mio+6pIF6GKvlztOOC08CcoLt8sJ+7qKvnrA14flMVvEAEwgY2FGIXBZEH1ptqwtUMW3wl",
+	"FBc1sbvNJNtMqkZyqcefF/b5lqZJLMc8nXmTgZ5xw/pDFl4gmGGTBp+Kn7bllNc1E5WcnQ2eU7uNjRQ5",
+	"5DxZP2S0uTTMeExS4hFDgKPledSS80SgORbaHPvujaJ3HfQ3NrmPnqJmpYjIZYv618uz07Mi5wFOiv+8",
+	"nRyeWwFDe2rDWTQPYXzdpwttalGtyOaPM8zFp3LAoTPFYi2X7p2uypLXxShvY8HiPeC2dlFW5LLo95Zy",
+	"4HwwvoJ1amRrqlPVefly/mxn6/W6usQQdBfYYS+f7QZEGb1qLyLK6PSiJ7qzF0hkN4LkGYe2IprxWQdo",
+	"nmQ5blDYRQMcTfNwIBMompJ5giNiAYTAwc2ZCVr9nV3cX7zVX7zVX7zVX7zVv3nEZb4cX/zcL+Dnfoqt",
+	"Wt+THntMBAq8B+1RHSVhb0YbxaWTigAUC+mWwLyfXb3x89BLXF3ErtsKyWQTliC7dy8oQP2+ruvApcIn",
+	"ls3Un12+L5+LEYXhZCENEykvbhsLWNm+wCRJTQLa0g2x3zy2DbT6tE6Iat7HN1l0S7yIKautZuWl57KF",
+	"DJh/d6hfr669a2LL1yPvPJ/m0q0wU/IgGAh5JeIlOd5KQaAFJ72BjpBq98TE7sBRN+t5vkZCbHg6f9uz",
+	"YoFa6DL0Q+P34Fpdc+NuCRNXgsT+cUjOk0NsqrFUH9eBJlInlkJ0St0H+Rbk6+J2X5/y0m1+JrfOD+7G",
+	"WXXteDrG+ynPUmi88JtAK8fDh8KRuxQ9goAbPq8TVe+IrZ2YKmbrTzhvfzLcvjZ1MCpyY5YyU5qKsJiY",
+	"clxzo6SgMaZJljbMA1J/h0Bw9Y5B0EVbWhjdRpouXQCj6vz837DZAJf4zmdWPDGPbWJEqccA3Syc7HJj",
+	"e+yfHzd9quAP1a/oJ2r4N1xOEeRx7CNch9kq8L409IC857oUWl5T3uSldIHJ2p5D/bpA5MFc0wYpj8QB",
+	"4iwiUDfZP25djrtpHzSGJNoyKNyUs6dvRlphkG10LPWukj/F2syvQqicJ2AjFo53aoab6tOqngZNNO92",
+	"hSXSSORoK+S3+zpjPNwOnARonqjFiZIsLhlknK8pMvB86IgKSVkkgUxARUBizm9X8wg/gKPoBBWOZL9c",
+	"4fvuwazQx8pLwVm46umrEICXG5us/iOTmL+uhAzNSRMOmYEnWM+YeeGaIYETvBLIgTrQyYtKLw7N5/fB",
+	"JueWAikmqMimwQdbWNsdRfXt6oBs02WQz37Zwp54SzeHjNyRNNxHjGtMDXO0jWsDsBMOUKgxOMN9k+LP",
+	"GUExJ8L1HUJHaizwqv/WNENZaVr2brGFbFhDeK7SVMmY9O4NRH/YjK8VulDxdd8i5yZfDyaFqRqu8d2A",
+	"dCDZS61h/hPaKvK4sHq0QxL9QLWGq5oz0iJnM7fdriwLWrHy/qxmkeNDrZu56DLWBSAuxSBwmKr9fK47",
+	"g7r/NFmEgLdzNTxEMV4EIxYaJKXid4PSFLrxIaVW4BGEzhUjGzHNIgm+Bb82lV0UfjcYIps38MlEBzx+",
+	"JTTyoZjyezjZM4QnmDIhVR9YQ1QAnFMXfaOxQeAracZsfqZaTJwSoR9oXCyDJVPuQXFrCrYzFvN7tDWm",
+	"jIopiQFqRNcwhQaAPCIkTZIRm3DKJmiK74jpQ3A0xun2AVQIx9HU+EK0md+geWZsH73p7Y3YN1dH3w2G",
+	"14P/PBwMjgZHgHdty/AGCKNQ31ghTAdYF9xjgE0DgV4jNjf++Fw42YLy5Eam2Fa9KBKKs0QjxjONeGOl",
+	"FCxuuyPWhw9A36BqkBiZyQOMCCs8uAllpGsWsSunKRFTnsQjphbH/EoeIkKUhDnhiGcSYYne9/4Dlm+3",
+	"1/sPI+Yo2tAL7cMWiW3UEnmIkkzQO3Jiga01669LwjP8oF+AZFDFjT1Y2IWc7ICovdg3qiFYL/QhX6Kr",
+	"5g39hKTynKSRF4MNTMlTnJJCMYezMcdCKHH0fQ+IrLrZdifdh3bPnRvmfS/Y7fV+9klRenDNKKjOuXsl",
+	"QB1Sl90twuZzr/SBjTVZKuICSOUR26qOVbMkNf0Qve9tg2qg2A3aqgxccbX8zd1eb9u4OidcaQOZLIjW",
+	"LBJwA6DfALiCuk41MJTeFjUkELgjLIAZ2AMGqyuMegF1V9Q//YfgOaFjTTWOtf3azIKCD3JLRHxOhINm",
+	"rJj0tjcwAkDcvErtMKcguEu6Hf+JiFrYRj3UqxtTHrdre67ffTJqYcRXWzz1ly7hVYt02Kzul64ZRSfm",
+	"msnLr2M1XXQPOBvZkjVsCgAeWjRovcPAQu0+lwKl3U1v3OmqgQZmme+BQwfOxIv9XQGt+JlYoUuk5GFU",
+	"OTeyjACDuBPhhLAYpyD38FQLR67s7cbU+gRvl7A8xKR2V/M/yxA1VPi+G8ERgNihdveVKAV3oK2ylLYd",
+	"WINJDsVZijE0TgVb8dHgWfqHXYOaWE827ZdC+wPE8EyjZYCxhfPZcazGShJB4Cd9EkzxGw2pb+03SUyE",
+	"1OjY9QgU1wC0FvJEUcqhCj2xRDMJOlZGW+kFdmbvxlnqqbfwjLrMYb1k4XxJ/OegjO2x3p3U5NVdEcpv",
+	"EyDcglaOMNTc1B+IB901T67IVVljZqV418oppXJq+PyC4FSg3Q9f95Ts8eHDhw/qBrgaHgaaktU7GhrG",
+	"iQdCW296PXUAlHpBZcX624xQ7V23vV6L9X4q5axc2Dyx9HNf2TlOJW0qc9emgJhekbyG2BIC39jumKJj",
+	"KzapqbyvEFRI3MDuD6HEY0JiZ4u9fLbBjOYspy8+HuwrYGF/JdA4wZMDXfsgl5d0iUkUZdJkUq7wMbm1",
+	"2Oy3fUtSndfzHGK1Vdq0X6wSOlTPtkuS9SJxoimW67WYc7FWi0f/NORh7rrwuDfmhPWPXwkUqvF1Cy9H",
+	"aOBqPQWfppxGPjfPwCnGo18qRfCsCNRyhnkIjZekQtS/fcXoAxIk4iwWJdZDmXz3ptNcELZiCFarEM3m",
+	"yU7oVH0BwxGisVdzy4MemzTDhnZmj9ZamCIoP2tTy6Hc+EqfE184Uh7wZdfXyYAwu20/+fNKIutb9lZl",
+	"fyv4no8E6mEqYMS4LnwF7ef/LTQ1QI3gfo3Jw9JQh/X6tx67nCNVVxq+V3QeVCazemXzgi8tz3A3MqVr",
+	"1j3JZ/kJtilrRjQAGkDQ7ZPPdsZuWx3wJx5huObwDJyE2k8Dw9VFPnUd3uXneCMnFab5Ox7XlsTUdMxi",
+	"krS4g+v9HUG7x+A55xQ6an1YGw6ZnsATj9iRnb2npgzzp4+3kVOXsckWl3d9XeqRtVmSoIxJmuS1qgrq",
+	"zytf2aJJQvJ5qRqS+kGtUUPJkmZeXdC6w+69zKgN69fLbGv2LvNUl/enMbffWrgqdz3U89XVnwHdfWFK",
+	"/B6Y8gWqmUBbIZ3hCeBvhQEKITbgGmcx5erPMU1IGKBut7sNQJQGFH215Q+erqbH5fvd10Uh9U4GpUwj",
+	"HURDBbLl430bvWInijKdsrE6OlR4ANRO6+E1x0QvbGDMpqXFVgv1C6cGWp6Re8ghyAUuWH1hl9KU2aEM",
+	"8Bfsocn9cjMca0dLHpRSdhOvouVPT7rEHBKtXWI/19Zx5dlosRdPSkTLJQPVFyo6E1ao7aITE3/PuDTV",
+	"DtCUpARtCTybJ2pzx5QksQhQCJE8iugZVME24s61vqfdQ2Dr7+qILruNLnXye6glAnkgCM/nyWK5OXE5",
+	"WklQMkweFLwvVBp3mNOKSf1m5L5w6xYlPcqpHEBT5EEbMp5AIma/Go2bK2ybS7QKGpdQkQ1nV6QPRmlj",
+	"Sq5morx9t9JUJfCYyMU1jQmTdNyiqk9VYLExvUrGKoGE+M3SplC0MGE2O5D8CCVfdXHipdIsHPOGw+3Y",
+	"j/RgrnXoxZpbqOvNnpmmxlr0lDWpFczSstpS4/BSalrrWnTElvYDr7D+ZYk064s+ucRTM6m1WYmylrVM",
+	"SmvQyO3t6FUDNiHIeSyFdlQtJmgG4Bl8JqdcJ9pb/tVFZyxZWD4HBbzzKzIs/DYQMlMw4JLTjGgzXNrJ",
+	"k+OCuqFSxzUqeTpjUcsb69LhA+5ULmunHQKiJN5HGtfU1w14HtFfL89ONdppCCEzwkRWjXmS8HstTmB0",
+	"k2B2C88DRFis7jAdn6g/8s+js9PBz6GJ6AHEJMw0QIsej8dvG3QeduDZjqaBpzASU625YZ0awjZKVbBx",
+	"/R7X/C1A2Mr5aWDnZIPPg3x67QPofHaHVaF0WtiA2Ne85LdHGCpz1RWcrMrgy0fdBBVf59p1ldDAl+to",
+	"QUAG2qARGk25sPOFma51b2phlamlzW2zWoW78g80hFj2ax2DnCPUyCxlr4QSu2xocniAQp0QkL8LR764",
+	"I4vfU+2nsZkIrwSCUvtEIJEB+he/M8URzHd0QPdWT3sCqFQ8UtdVgAhfjGCQ2x4rUvXrDQlC7sCbwteL",
+	"ZWih65d7DDwDqXT5c4sNakI6gRCQwtsvcXJr04GpFJoDH8fhdlnONf6WErSeCTik2tFud9tUfO2igba3",
+	"GdgHPCMQDXtj6xq4bq2990FnjqUkqRrlf/3zv0ajh15vZzR62B2PRg9fj3/+8598d5yDs/AUfKJCkH1d",
+	"EVyDTsborxkxj02JlEPOGGkoroiLCrYrXPimC6fypzrYwDbXjEKy1+KxR6M+r8R9qrszIvSuKXPBvnbm",
+	"i3rO814cNEWzjZ7z0TKaoRTBsASDjNpyQ0Bqpqy25n1wwiO9pMTvnRCUtcDpKcV2tSkVXeyjqRZdPdJ2",
+	"cra/fI52SKXtK6+/93jXCMcfYMetVmprnprQLjugOttryDd3E+5bAEPmry8f/G8Khvc8SvQm2j+bMApY",
+	"u2YS+YxD4orp+1F118NrchhuO8Cm1UN6pre+PL2N++orxONx65o32CREWxCLT9kEIvTuMZVg5QIbpgkt",
+	"RpIjiW8JonI7GLEw55VhgMKYiuJvSFmZz0m8b729BjNQ9W1JdcRSMuN3kDdgYQi3XO6SB9FQuY9ucKwz",
+	"DAPFlhD8frMYsVKOwQEShKBQU364rYelhFM1pCglYMPBiUAzKgRlk20dCZ3bH/P10Lqpno1aY2dyOVIn",
+	"/Ayd+9U+LbqUAtkqNMIjSBc7XhOjo8GiX01KKnoPVsalmcE2gSg3cPV2A6Fxqy83GC7aWB5M42qs0/OC",
+	"lczAzlNyR8m9B4NOSDrDksTDJbL7ugXUKqvxuIliaTVCfNxAebQywXh6LCCFPFCuBtRvnS+1AtrLTTV2",
+	"3Z2ZlSsG6jEEtV1cTQnP5vkuVb0Az88Xqza+ZtCfzeJPNgysFKjdXu6qYqIrrXFNUPRbyuJ1wqH/RjUS",
+	"tFKlzFF8mjJ16Jet/Zn/z1OAVodzVxKYOZ8JMGL4NR2dmbduJksB/FuPo7XY8CnR6FYlnIt9ne04xQKJ",
+	"hMY6C2rspK4UZeb3KvBieV15UOAYZw0A0lQ2mZDBQVZCXQgg0lNy9N77pTyYIAX3mfmkY4R4vzystprQ",
+	"n5JIlswhjTuzHEYfCL2kDJQI0d3WKnWvOrSNlYGW1/gRTrtVQSpxp96s5bCezZRr83wBzpx/Y3OjfdFh",
+	"1kLAwbRWdpcuN7T9L7+hrcpq65qJ4loh2sImESfQqaPgyYDoNc6ITqCGLMswhhMUoi2bhpSbr+FsbLuu",
+	"HdUjyO6qSZPkno9vQ4pnacNepJqLxRheUcylOrfNkeJL6bD5B9pF/jvFU8RkTTlhRiRuM20zkhP7+rL8",
+	"Ao29W+SKsWSx7+QWYJtZAIp2FSFJ30I2Qs0P27s5BempdqE2OaLoPuWSIKqLGd9P+ayYlwEQEKuvOzer",
+	"wtXf3JG3JKNNH+wlKtvvdb6dmW7umLvL95Kn/dyRe2v41ilRB8d1H0V8RgQap3xWyiedU2u9SbUVIiGT",
+	"FAM64T1VN5f3AjhqgbG9QEeDj4Ph4Pr84mw4OBwOjnJzFUYapNsdCWHNlqIjklB1qdXLxMy1o75j1pnE",
+	"YH7SOB3+rvRUXeDn9nFxIdbxAleCpCLcR6YzxLIZSWlkHHOxQFuYIcJkulAiekwnVGrGtj1iPEXWeC/Q",
+	"VoQF2aFMECaopHckQBglBEPwQfiX0EbBbR8AMxwxxtkOOGMC7V6VUyKIwbmCEDqDNKLufn2BF5x1Ky/p",
+	"hBkjiRgx1UJHM4zBcrftwz3A8YyCg9PmL7UC0inSi34O6vBcsGrFarlrsg3M0GAyKVYYE7bQzijrHS1i",
+	"NtXy2u7K2oEidITR0Yn1m4Kz5iDXkd72jEJifI5ve49Bx93etbO0YE3XhGvnMUmNwKup35/MCGER8ZAf",
+	"nYgVb5wQlgdI1F9Ti3yBJdG1pZq17rnS8yjLJLELZ28gva5KiHR3ccS2TMwe2u1tH2ggECprjRmXU0XZ",
+	"SvY0wHtySkYsD7RkJm9cQ/UBMebYK+9KuCu7XvS2GsMEr7he9Iqo7tM/G+p5RAb8a9nGQtND9SKUIJCY",
+	"riYGaHNk3i2nD5U35vtshtlOSnCsqAQ5D1dLBDD45XVfi7E7nPX49If+x+Oj64vB368Gl8NOkP9yMri8",
+	"7H836ASdq9P+1fD7s4vjfwyO4IXLq2+/PT48HpwOr88HFyfHl5fHZ6eXnaBTvQqqb//96mzY7wSd/nfq",
+	"r9Oz4fW3Z1en6rXDs9MfBheX/eHx2WnpwY+Db74/O/tb6bejwcfjHwYXP5V+PBmcnFV++tvp2Y8fB0ff",
+	"DSovwsRKv5WfD78/O4LH/Y8fz36EaZz3f/p41j+6Hp6dXX/sX5h1ubw6Pz+7GA7Uah0d96+HP52rBxf9",
+	"4eD64/HJcYEyBSsxHFyc9j9eDy4uzi7Uh86OBsVfek2uTvs/9I8/9r/5OHAmf3R8qX6BgVwMDs9Oj45h",
+	"ob7tH+tfj48GJ+dnw8Hp4U/Xfxv8dH18en11OfA8uBhcXUKLy+HFoH9y/fEMNv3iqrzq6u9vj0+PL78f",
+	"HDmPf+wfD49PvzO/9L/pnx6dnQ5q+/fN1eVP6hOH3w+Orj4Oaj2fD06PdDf98/OLsx/6H4H+ji+gqwo+",
+	"l/d+L52ptS73IzIH/B/jwVfn5qAENa9Fl5S48e51//64KHVY6p1L1WaO5TTHd8KxDpJHW5XDBgyyctyW",
+	"4P/4pC8aTRE8BKSbKZX7KIw4i7I0JSxahHlNKMp2xgmdTCWK8Px5GENoq7JD217EnCUx6hox1g1AA6RE",
+	"EFJAekFbztmw1TUtZChPUUqkYny6I/+SPQ23aF6SdZe1rMnGunVeqqRy58KM89m60/MP/9eMa33EE+hr",
+	"EWMQvAShn7qCpg7/vdehB6KAmLFpFWNkvUAByp1A6i0LVicUjVb59XYTXO3S6CJFj/UyOy6eZ4EQ5avb",
+	"k9NcjvSD4Nx6ia8dlERKZLroj6Vvgy51cjiSHHz+UD9ajeFCtdmBRmhKsNo8gRcCbXl4/AGq8fBSLkbE",
+	"OaTMxBBJZMJwq6YOW3C1Uf4JOmnWWKU3zViOdIUXaKvGlrcPLOc7OTwHBqQDc4FlicBCJWrUNI3D5gAR",
+	"qqVBWw4L37ZBEsKESFgIULRVY+1+Qv8tQL9qkFHtuVhRB6Q5XUC/g7Zqu1+gPGlQvS33WvUvRyZ8+AXf",
+	"83s0w2xh7pSZcbmoW6rtgX1skghdk0gFsQHyo3Xo+w2PPUlYxErSK+Xfio3Em6gIoWgtMEUKC0q1VKwz",
+	"tTuozNI+xwAyBTBDIY1tpgFzkwkAGdTNQ1iWeQAHy001OAANWMcOgm61q0N8QnBEhRvLLKjmEugK78c6",
+	"Et6V+xvCAWy8gE/mOn6md+k4PmPJYuPGMtNtO39c3dXm69KpcLleZT8gBJOCFhhIT8VAsbD4f7dkgXiq",
+	"+P0tmZd2vG1Zpb8Kzi7mUctkL98Ady7OD9Fet1eA3jIu6ZhG2oQI8pXO0MivQSUX8aiAvgYBNyZjyMyl",
+	"HvAINfB0HjWe9b1ub7VSazvx7VEexnMIKAdPg8t+JkpaZWY2VzTo9XTpr5uF1OEMm4ROyyeu3eXrA6jF",
+	"brsSDtbem9VZoOB/bHFyi68sn4SJzqufX1g8fzQZpOs0PXtGOeTCZ3bL1nSZrRHUbTbYTCIwE11V67+2",
+	"Ys9jxvUN2DRfrn1hE54m77B/Tz9TPqBjE+W3aQj6/APnWE7bv10wB0iyKxcdbS6NoxUVJRGI/RIY/z2Y",
+	"GiYcUSa5Tj5y6yECUPuIDRL6L3x26SiXsIwo/KRvjMcQwhQ+oZw7qJ+2wHaPWQ6BP2Kh5jPhtv2yEnUt",
+	"/D+LEYmmXFcCmNA7wtBNJhEUV0ApwTGIWBoXOi/kHlNxC00TMpY2rEoP3pig1yNA2O/VhTdLC7/hI/si",
+	"vscyva13s8xNkxe7VOADvlGfRPPLvOZ2xbGVTtaq7weZgjPsC8cRMqa8OVaQsLvmBWv+bjELbWAQz+vE",
+	"rJet69FkNSzVMDHeNqEVfK3J61K26uRYlV6nvsK5Wuh6CqYyCrJ+oe0gL4OSq76sqOfJBbTGEsU8Fy2N",
+	"u1K/Bsptjrrx7o1xVbZjqqUqLiXslnqES6nCSR2hpU2Kz0k0H6aYCaVhgeqeehZ7KuVcrYT6r0BXFx/R",
+	"lk7KxjcJ2YGniikJQbafgQoE5N/O1V0+HHrxl1LciiUwx+4xWGIgOTk8N9ssANIHzwjaCv/rn3jnX/2d",
+	"f/R2Puz8/Gk32Hvz+CcoDSVIPGIQFRSaqsihxtqGVHXtQkXhX4i6bLj4Sr+zM4vm6nYZsfAvugaJ+6CL",
+	"vtfGOyghq53ogkQpAdWfRelCI9LIEUtBIwr/bP4vRJSh74jUxcMPoHoAuO2LF25wdItuCZkbP6e5p+BT",
+	"uXfTXdTdXm0PH/27WhBYPTZQEQ+kg4cVigoP1E8x5aEpv2QNqmoEWPIUCSKFNlYeXZ8cnl9fDo+Oz/63",
+	"IpAyDlSp207QMf8RQpenjSn3Wgps3bjGWNm4dTBsvCT+tfKZ592u1TFv+l5tSikiRUhAeX/hhkUzfFvO",
+	"EFYyWUKE8AfBJZxNhiSdLQ00mOGHPD/CX9buG1PAQN8RBKcJLWLCBdJR5oCWAGV/rBmBMlP8bsTyfBKE",
+	"JXrjIidh/U5+Z6D3Slfe3rfgS0TIPFTAlpCjUucH6PgQxS+nPJVqomYi5kAzCeUAR6xcrNsGwbrQThBG",
+	"o20RJmieJ6QSi7BXLQOz6+JEl3whnlD+phgO/WoefeJBJapMzmOZbbcjxRrv9WzxcXcinvI2S+3Fmoaf",
+	"Y3B5Pk562/i847g9aLqe1wYqZhdpYC/AOzahP1dG+XtqzsWkNsC4Fy+iC+muL/OssGp5DjynDfefSTbR",
+	"2Iq/UWJ+VEtZqNgnnewgHfCgOaEu+ME45BgAr2Qc4r38fvXn5mGRebKuxXI5pP2LRKuvEY5uIYGoKfLr",
+	"v5nbJeO6gd0mojuf3nIA/fRJ/Hj5yj5xzN7h5el3dbf8cnc2SACA4+lLAPBdEcuH68WKsKtn6fMzBotw",
+	"sfke1sTINfGtK3E/6ivcNIyBNqn76gEYW2EpoNcgthVwseEnYEWBxY3dR58AeBM9osdQB27prMUxvYPC",
+	"enNSt06WQDrzfzQCA66PKeyIM296/vogtQWycJGrS4vUmrrxzJ4cdhdJtP64ygY9K7GqgLrBBOP3rGCN",
+	"OlA7r6IeoJRnUPJccvRuxGxFdS3mmxLZrtEZinfzmCTWkNGdpzQioa4qo4258AuSSrV5JdCWLl4KjcRX",
+	"8EyE2weoZxNgzftUjHTkmJbuW5Rzf3rpdbMy5VUJDKia603Vj3MQNTklswYIqWbg+WdWJt/8WKsVzCsx",
+	"cDRJqCnCoYMgrJpiQbQUrdjy7gUsdYsNK1c+r2B2FTpgsRbOUugqAKVVcFeouQB6Uyl1oG83dcF2pfRj",
+	"3X0ak/QAzVNSSGRYN0oxaw0pPDSDWAkH8ZTy5aW9tGS45L65sHJde4H1j5CvaKfZgF27YaGlmGSareth",
+	"fm5O4hoZhXZN3JR6V/bI13sVPTxXs3Moa/O6nem8FXB6JTQBR7cTuN/a41ibYrZgo9nr7eU2qYuMAeaU",
+	"zAQKf81IRmJwkiZYknRbu1UTIvPAzAlHBiWSGyUkArzGA4ie1ki22nBrC+3DrVdXSKJCQGyxCVacVKct",
+	"SySVWNxeyhRLMlms7KLWoHS21rHotMcPv9AZtQLhOoB4vdCLR1Gr1M7g0hrTqSRijqMq1AVAxP/uhqwi",
+	"v9lTWW5CGqormXZDMlNSPvGIx2OcknuyblWzSUqINElZ7VtlLCKpxJTJxXMLnJ3oHLP6fAD5tWaurWUw",
+	"SsqqiCRNAoHEyUljTYLBQwQYja4pf6qI0yRy7iNcwl3RtRGkyMUhDToZkS7qM5wsJI1sOOnMC6ITIAFh",
+	"GjRFoX0DnEX4BvjGPUjSU9ownWwuvTLcpVu53MrtCR0T9brO37CB1zmmdHHpffjQ/fD2PzpltIzezoef",
+	"P+0Grx9Ho67+Y+/xP/602hdaWvDAt6H5NLxHRQk0p0+L/4O256mpjbRWrV2Qo0DqphHRgeg6DTNJCrG0",
+	"i/oiTxt4JUasQTOiEnCaU7XhqKIgqS0Y8zQiI+ZXlExqEJb6M/s5uUF6SJoxEYwYzolNEaSOo7eEZwoA",
+	"+5KJQcb0lOGrzJb6VCm/yF+uzb+0Mr8Vald/nzfqSM8eRK3wlBpQPrJGggSiGjDpBR/c+KI252w1KJub",
+	"X9J6sXonh2qpUKGXS78M57g1gBsscgOCW/75omhaZe+WwrsVm7jCW+PLtICTaZLaAnRTKKWmJBc8aK0d",
+	"Vunp6Viv5Uk9U6YvL9DGpXqXKlwRiM8Jw1QJQUxOUz6nUUeJJ/xX9R/OJ0CMPEnwDPslJLfjY/9J7COR",
+	"zY2RpNg6EwalsbVNRSyblVlEJ2pZtn0JhvJEV4WFuvnxEN9UPz1LZzMrpS+6MSIbWVc3dqkidoKJiEWL",
+	"c8JwIm3IunHPOxx4Z8/HzvBDYR4rM+9VKAOmMU8uJZmLpoRObeIxyv5CSXAmjo4yQE8Aq0/uhH97gHqI",
+	"j8ckFSPGuH51+yAvQoGTpFDsoBs49nDlgrwFwmItRmG5H19xVCIIi8iTlnBupZx2h1orUDOIM8pS0vit",
+	"nteINz8vb9SqG7Z+/H2qqceInVfI0XnHpqaFKEPp4CQlOF5oOV0JRCNmFfQAhWnGGABG8xSFhkuJaxzp",
+	"6sh2z/ddQXnEQlvVrKvkq25NkzbWbhQSBl8Kt7vFv3We5YipgSrCOlDf/QXw3pxC6yCVvel9QLXUzwMU",
+	"KqpI02wuQ4hS0wFrIOuVskaL92Cuxu1odBHIW9J2CUheE9a2ocbDk+QGR7ehXlfBQWzUMVzCqCNWG1Fy",
+	"qXqfxNfQZPtAaSrphIQIz3WOPhhOyQMAUGKk1x6MIFoBGbHSfm0xDhE+acZ04qXqXejoPNg/BsUITXae",
+	"HfuIqQ51BHqS5J8UtgQhZQinKb3DxmxbRso2ewNGM5O+la+dxuaC9QCbWVrC5ShYoFMZ52mgJE4HFprE",
+	"wRjxlYD3JUVqAFCSQMSWZlhA+HEBaWCKLZbwRVdWA23jAHVm4PV/FkWRjSfUwJ3oqfgEgeqaOKIAZXc4",
+	"ofF14fO1v+A5vb4lC/hFZOMxjShh8npOUsBJ1zol3IXXjMvrMVgAwRw65TH8ZKCFYGiLhOP4WnJ+neAU",
+	"Bp+x/Eq9npGY4mszHXX6rwGA4Zo85PhWQEkMJ9cWZ11/2v4FXOU6Y/gOU70F5RiQ65tMLCBKRYdFX+cr",
+	"Cubr6wJUS+t1xadXUOmFYzNvzhg2RgLdbkdtOpZUKaY6ClV7eylDeRVKcN4+McfYPUNV4mlOEq6SXTOR",
+	"FIueqTtZmlzJ/OeCRPKf3D01P2lxL/+zRGQa8KF55ZW4XK8UmighurnRiR+Do28RCcACZREAcvWiwoGa",
+	"iuq7Ed7wktY+0YaK7a8skc+8Yqs7Kh1ozrgs0RlUF1W0tv2MyvvO+hZ1vPk9U7fZYhVuhxpXS0xjTzHv",
+	"/CtmCZopG4bnV0StrtZKlXSJyRM1uM6KOWRcnW8+1Ubtrr7obkZ7xUNZ7Oh5KaqxQt2AlCPPy5elS5pq",
+	"gc5J2vwGWB6PK6km1efn1i68It7dHU+paek7lWH51uoc0ndwQuViPecWjlUX9I60QLkz+YG5Ki8XCfGG",
+	"93pqH7C2b6ZK7F1zLD7loBlJ0wBjoi1J8AxFUyy3A2SAMdHWjEYpv0n4ZELZRD0w4JloS4slAHU3n5fA",
+	"lR2oTYOv6YBuemkUclW8YUljOllda0m1PtTvQibakvB/yzdXd6jNar78dC/FuYNYj+QyyQdsgidkVq6g",
+	"77orp5iyNYEX03l0lSbPzKeTSniT32MxlXginuuQ0ovUaEDSKUs5goSOPtW/6cvM5sCKPBHKJs9qA5Om",
+	"l+32hiR3p4M2r2oDktOsFLxRzcoSPMEMV6pN774puYD+8k+886/ezofu9c7P/8s2dH/zoqe7Vtx6ctRN",
+	"RhNJWRhoYSA29z64Rg7ywvxuUtQrgUKTEnV+cXw4uAzdA236U+IMTfx6nDWnFfC1vqOcpU2ylMVtxSZK",
+	"iMrcGoQR4IaMq1XS/R7sNgfcYz7341A4o/Yd+gvTot9QwZE8zGlKDM5XO1RZJ36lBiqbY4Npy5uQVOmj",
+	"pkgXTgmKCaP2UGiEMhTqMUA1rpL5xSpG6oOwygDJZQMtbsgEM4sHtt1tEfXlG1MZFSsoh4C1tuX/qHtr",
+	"Dvhqp2aXN2tppHE+08DZwtUEUFWjDMCv0oKTa1gf79GxGuV3GY0JlG72ub8AxOgjLUN/lPPaLIv55IkG",
+	"oSbv01Q0gVwyANUqktNWY6/NNPLukuyteUrGJE1JXIxleZeZIIMZ/4U2o/m6l0+bssIXTuye4kae1cR3",
+	"cEe3cci97bV988PbVm9WA/LvJh39Gd2Fl8oy5q9+be24khc4eza06p6nt8bDbZCJfUhFyyIU1R01m0vP",
+	"eb/U5kPDktOMHaAZh6rKmKHdHN3PVgy01kcDjJhw0VDndVUSzyUxAGKQwcNnUG3YAv8JpWOSuSSxsdSZ",
+	"soXWwMkIhRqBOggJMbCR8tlx3MqQtzouXKPcNYWEo613yIaBbwc5YPeIqTeclQSsrAiDNVtOU55NpijE",
+	"4vYadirUAd40IRZnesQKwD+oqVAO/kY69tvIATbn01IEHjFNlhqPTU0aCanesOsBi6hj7AS6T5U0X0Ah",
+	"wHDvSWpCLyy0ev0INKxucXiehluUG8faXa0XGTM2Ms/NusgJSQPrGxqCspL3VHisvY9KGmJUTO24N3jB",
+	"q3FAOlVudFZbTnXYFOPSO5oqjNP6UbZ5kMWKZdQS/LNyBfRpqSdRLC0l3Rh0TObJ4pXI+SGFCH5BJ0xJ",
+	"Q+6iOlzCa//aTHjnc5MT1lucOU4JkxfLY7Jd8dlcC+IWeExRumwlEyzSF1uRejmE+WcfSMYlYTEy7xkX",
+	"G0QKc0Y0kqnW+LZw7ofTRZ9AGoq3zfHQDMl7KNKaiN6SWZTb+c5qwfcdEFh9Ums+0VbspIgKXrkTFrO4",
+	"acvt82osfsZabXS7UKKLjNlAokqtwA2zQogQMB9YhyMW+LWrpqFfLIUor1ik5TX4KpJM3m++yfka56Ms",
+	"Yq3K6Qjq8NTouCg/7J7+El34mJkj1LXOhSnu5nLlQOfyaxBanxcspaTeTUdI5SJAo6vZo9jymCCMxIJF",
+	"05Qznoky17rnWRKjKb5zKtO4EOdBHRg7QKUKAgHqdrt+f0yzK3v9Ehhq8jYXv2p6ywUOtKV4hM1AiyEW",
+	"tmtFIngEqeEJUcKk4IrnjVgpZAI0kHJwQwUnmyFrfBgx+FyFW253IcIEIjtMlkhQxIO/Eoq9ah0vVPrs",
+	"iEkOj3UubLUyqC9E9wngA2nGWlFstcB09lkX38+FvXoOQav0+MZkjYtsI1UVDZP4PaE8zEyezexeJCRU",
+	"3W0rsdG80frf8/uSwRWUvRui+JzHjFA2JjZXGMBFdqjDEdR/bRcOoAQV1qJZwCW9e9OroPm86715Xwpo",
+	"fOcNBNxQ4haZUWZhCptc9jO8QIJIlL+MttQMwYq+AzBRPEGhvaqv7WthMGLhJ4Tl/wkQZf8nMKn+YQAy",
+	"Lx+jEEvDXSkLkciiKcIChR96szBA4d7UIMC9jsOiTjJGC4JThKcEx9sG6F0pQarPHT4eF5KijoGrhJUZ",
+	"k42aDWWBRloyEKgWEgFchtpqMSO6+N6I5XDQPWQibSBQXklBgFtgs3okv8dpXCK03V5vxPKaHP4EvscG",
+	"Um9wiAxNbF+hW1lNEcZMWb1cYBHauwcOnGherhzo83HaQS/NNiukzbrfxmZA/r//1//jxFjCX/mNHKL/",
+	"RqG+kOGf+X0cov+u3sT/Xb6HD9xO/+//vy9y01juR6xyUW8DtJgWxAFsAqcEjSnDSTkkUM9Ax1gxHV9V",
+	"+QjIlmYuRRnDoJPPw40iJKbGp52Cd0Uv7bJ75JrcQpofTpNuD6U9MIoSHt2uaxZtqNpSnKmxmm/JChml",
+	"nOVHrYsuvj1Er1+//oCuhofaFjhz8AEai7osV0nK4PmO6fJJxjU1Yk8maDElM9lW+uRSl3zVbiWiqbFb",
+	"jXs3b6J38XvSG+9N3kzf/fL+duat3oSFzOV6v2UPKDfOCIJcPVCIGQexd6ugDcXqKMMQAKJkVpvIpwX0",
+	"AN3XzISmkO3CSVeMaQy5gCnw2lB70EM3elQxVfgcSZJWy6cGf5GxpfWCYILaFiFgfiXbSIEV8xsTnxn6",
+	"crgA3/a0Whjr7F39InloWsEhYCM+FJ93tyqmAig3yI3rxSmfYlA5SPwbL+kaZiJNfGvUNDUcaqjbPf7c",
+	"OEZHk1lWR/pfJtKpngo+j5/AlNoCOlSsMdabn8L1g22paBhcDjVWt9CY1SvYl0tH7ql0ydzlRmXjSTFl",
+	"n6Rul77f8noJbNLCOJNZaorueIS+chLyXm/v3c7u7s7e3rD3Yf91b7/X+0e7EmJN1GjH/RxgTLySCpzV",
+	"ce6mNi0OU12ergQ1a7ATShS9ZgyJ7d9mXxanst1Rq6IceM3jAErowhVSgQSmMaLsAGGANNRxPKYOckl2",
+	"13AYmqzDbpkdrMMEiiPeqpUBynBP/5rMx7bUa2L2qnM1PCyzgA2t849TXl1ipcQABhQda2VlimOt+1AH",
+	"VjbX4MLtbnvDR4kuayf9WyV5QCKKCGx54inPUhTjxQ4f78w4U5cL/K/56Z6QW+NQDv8cBgAeJwKUasQF",
+	"ne1D5gJtYdUCzbCMpkQg4w1XP+nEF7jdAENByfYpUUccCmbD3WdV0L+o0SQLpXD+JcbU/EuNwfwTxmb+",
+	"rbhQsgjLLKiH3qM/oz+j3Z23lci4FuADdvVWgWs/qQJOizul6H7Z3m4Ek7s61U2bhmz/mxnliw1vE1ZC",
+	"d5C/p6nQndNmlv1FjIalq61a0aS35FQ2B5kPXYPR/ZQLos1GOFeKX1n9CdwKUHxTctcu4zG+LLMGDAvR",
+	"t73R80eoLFmA2+ZjMaavm0XJVHUDuEjax2pn58khmmLZpP8MbTi9NqLFNmE+L/ivMUlNFlDBRHd2e73d",
+	"vddv3r77+v2HXpmPvqvVnHERZ/5rNHro9XZGo4fd8Wj08PW4IcK4LdRxbe9roBIF0KxZiWU0N/QCUA2d",
+	"+9ljysFSGzatBlcFp+r11rhaho7gUsscO+6f9rWOql6BsPQDFCp51OQh41hX+A/UzQo1p3cEvqNsgmZc",
+	"DdWGLpS3c5ApivnqG5ImlK3azcaRX4GC8VmI4M0y93qyopa+f24Tu/J8+fwPpW4/VRZfTwJ/BmZb/Yiv",
+	"dER9qjeqwJnmPgcTmK81nVuyIDFgxtjnNO6iMxBwb8lCQAEdNE4J2VFPR0z3Lw5QaOrgwOm9T6kkOwB0",
+	"t5UXvUEzLG6FAUqFqjbbPo+yziJuV8oZ5mWusFWF1vVr+dI9aldEm8pERYs0Y62CYJwmZllWZTJ5qNNc",
+	"0qukb/Oe+03rSFnVVL9WtPTSGk/lWVqBwcEi6miK8ksOc8Lij3RGPfImpDJ743+HeYlt126YMUFk9ynB",
+	"sJXbM/+w99JUI/4Ryno/bcg2LFCXBt/MBMrV7VurYM1lzS/daualIuZOSHUrgK2qKGw/GRSL5Yzeu+J5",
+	"6con1HEpp2m2Vl6capmrCi42ZV8Zk4WLDeURsNysqFLtfhBwdY06i3xRlxdNw0aALx88FGUIozF9IPGa",
+	"OUGVdDOPXqeuI+ozsQD1U4bTxSuBzFtoa9SJyd2oY3xbNxlN4jwBjbM29ensB4PaaruL00RUmXimQpgv",
+	"xGZVQcCKPeKMNISO5V5hjS2rqMYAzGqqgW8QI/AuKb/hCWHVob825qsBB+El6p+cG2hySKVJM+KEkINW",
+	"eI8Fyt3V++hezROiJDCN8/AVG7vcgLPbIpDLKWe/LI7LjRZdik1t+ktTnj5xM7XP0+T30Dwkt4sOeUxG",
+	"LLwcXgz6J9cfzy6H4X6+YDTCIFopJQhw33SPQvL5nMRoK0qxmJJ4e8QcX6VeaZMDARByd5CDUkQHQQ0z",
+	"gcY4tWj90GbEJlxX5LUpMjo3iY91TmmSoIjPiE+GawW2YlJINrqFzSAtTgf+FDBnp6yCrNc3QFIJvVhR",
+	"uRKNQ9U3mGKV6JnSGWVYclOEYz43OMUxaAnLJlPwgjwBZ+ncC3Krh4IsbWki8IWOeLZdAMktbwjZafZ9",
+	"SKxY/j7EPBfvm1zNVW10imipWUqEdlWsaHgB7+mmjzkRLrS5TdPAY9C6lnZlyqvy2GtzbtvAnXD7NuW5",
+	"tmnl2/d2LQvSbPe+Q5uQ1l89rY7qoMnOkpNLJuW994U7xdrNXD3krlzYNO/GmAknmrooUQymSCJMLvZB",
+	"mdnihUB8TtiIbanDLgDFTttZra/QIGY78zEoAbZiDYtRqGYTjhhk6YBvTCeeR1Td8T6m6ubAt9YG8goT",
+	"HuwUJw39t8wfb8nLUxMF0D6JvHaEG9DpUnsxB/YWxGyh9+Ygxzk/jsOimrS5RRWZqP2cAU4Ai63wQtlk",
+	"bamsEMc0aQg8I/b+VaShR/hKeIW1FXVDdPoEZZMDBJjdoHyIrz6ZQI7Hr9KMia8+QS+PXxnKHvMk4feQ",
+	"Nis59372RYSt5p10eKsnInGc4snM3Nn5Fh3kPwsNuAjhuLlK1Fis6yWnaj+zbKLuneCZaxHrrQEnDyBM",
+	"mCvqzOU4UWY4Gmq9kAPLiZGaQowwqjfeE7yZTjJYylUL8dfLs9MCv4z6+Y21S7/kUlMnSKkY/fKFdy/W",
+	"pUtvZOjQLjAVFgSililTh7Jfc034bVPdXy0Z/XbLyG87+WcbFtJCFbn3yGpErhUWmJphc4UFtRIBbiA0",
+	"AWEj3C/cgyybkZRGukwGjQXagmrwMgVgnJhO1EHiLFlsjxjXcfb6FtiKsCA7lAnCBJX0jgQIo4RgXcb9",
+	"LyGiE6bU1O0D0HJHjHG2A2hKgS75oiUK1aEGEMlz3ChD85TeYalduQJtTVKezcWIqdcYlwiPxwQiSHxy",
+	"AY5ntEASaQ9r5a7QuvVYeDY/jteF0YJUs3jID/lshlncDFSSXmBJcvtxBTHb1inR5QIgrkcxtBte4HMA",
+	"soW6QvNdV52OWB5wtNvbPkBzpZ9TWWttlV1d6i1j0tTjz8OaNMjzTNeEqeBov1uFCO6zsZcK5jQ5dOpu",
+	"WN+Jcts4VR2db7npchV0m5Wxt57wx93hbm+/p/6/u7v3+pkhkLlkWQeaMekTbYvZ9e37j8FTr7HYOMVO",
+	"REvgGh/8aA4bprG44kBHQsAVDOoJmmIWJ4DeH6p3jm3e573OPtyhcSXsS721JhzFM64Zn+CqnhnkmJgk",
+	"SOD7oOkmPEDhp5HW2EadfTTqjLJe73WkMbXg32TUeQyNAmbMYmqGLYFNa3d9+cIq7aLv9qrRi3fKrmKI",
+	"9VZKbaukksQweGPN91Ftk6O+CeEVdEDFgW7JAoBwyJg+BCi0LsF9vYY01usXoq9QaLygtUdjU3maCKFt",
+	"WzeZlJxBJKJGNNNRhTXKuFmcNgLj5s5hxVZfifySDLR9VyPl+Do12u26KiwQy/KdgaAn9ZqN5i3gxcGi",
+	"PKF3hK2mqXzDYHfcATcRj6esuzVX6FQ3C/nns1dUPbBrw11+pLfET1zq6QWR94Q0IGHqGJKjE7Hs8YnG",
+	"KVv6jgFFa4Ax40J+a6tveKEquZamkLkhjTaioxBmAZoqSq0E+byZVop/7e58+FkX/eoFbx//OZvGP/+p",
+	"qbj3pmSL//yDCxVVY039Sn2OdrfqllPzz+8zYDz2pHbXuKBacXzfyTSp+0sLyfpdVbmHyty/SssDn7au",
+	"Kwx1H1Qf3mk8LUGwNBDPJW1Tpy4a+KDNzBMkvaMRyVOtStOAxGlwSb3toZgk9I6klAhz5W4foCghOLUo",
+	"Tzpn3GLD4gmm/n1bGoimHU3trYsO3MIlSUgkXfdQoRhWsxzvbZJj9PVs7/YNezd//2sv1dLQg5cLPC1j",
+	"Kk1aUqh6M599eXvdDKj2GU1mZZ6VGNRE92dKNTUuQbANUWFiFaylSOPN5/fqjGAmUFHeetb1JB94bv4S",
+	"jbeggyOnxZpZRwXhtaW3vGZomrRsdnXxsbb7pY1fspF/zJyL8uCeF0RRmeimgymK7hUbWyxz6FqgBRAE",
+	"dbMCNBLxTEZ8ZnzaAqolC4kMtJNHnneAPD2gm0/DXrxrOJlD66uHC1WYQhuFWqiUER1M6Yy3YIvkThq+",
+	"GO/ivZvX0Zv4LXk3/nryfvrhF2/yd52xxs093Dalj/f1YNZchVaJ5+7mmIur2zQMHcZz6AWj+n44PEem",
+	"WLbhcuXOy0oElWjCJWLclk7zggcy8vDEubcDV7PEXg3UeiaGETAGS4N5YaQcSc1BOSvIu8WR3ESyUfWU",
+	"/845R54ZbopJFkv2YpyydP061/Vb73VtyWYT83upORUX93MlzMITsatzROxfFYILOhmjv2bEPDbYiN5e",
+	"fSkvmpkDNjDO5XKR3ajXbiBLS5tl/mzMNmURy5oX/mwT8rtFLR/9txEi87/NdZ//rQ/1tS4hHhc+2K4L",
+	"IxNxxghYMLrFi2awXakLnZWA7czfOfxMCdrO/F0P5dBR0105TYmY8iQuflpaPqzGzry35i1lMXB2veLF",
+	"Yts8pwOd5cTZ/8fenzC3jWtro/BfwcvvOxVrv7QsyXYGuU7t4zhOb5+OE28Pu8/ZzVwTIiEJbQpQE6Ad",
+	"da7/+y2sBYCkBlueEndaXdUVS+IAgsCa1/Mw6D1LJ+jlKePkFSJlOfmybs9RNUSjv/i8P6JUfybS/NGk",
+	"+FNK7xPoIXmUYf7C9RAv91SDPWWqTKY/GCzS7oBloErKQ//EMJEV73KeChlqPTY6wvyryNnxhybZtS2b",
+	"zi4Gnz1NIeLPNcmZktklaBcyKpSGfHKPkUzKcY8mF6HLPYck4+JiPZMJzUICIH8JVYCFXwg1ZgnvA4Bg",
+	"ITJz6ZJ3GgENwaWyxDe/7L/9x6dPP5/vfvjw6Zfzo+ODf+2e7v+nUZeNuo8Cj9Hd2EBBa783Ig4rltKZ",
+	"yMINtspDejYfMzrxfcMRCxeU1VE3BURnw5mgiOb0oXyEigjrOo3YqMdyZZvRobGPWBVW60JZxJHlxf+3",
+	"ip4+oyjmnys2Wa6Iz7eutEfRVm7VPpGqqijDOZkpZzSCZONaEcUHwL6CLZ1hWcDTmxCMzRJ7YUjzHEtd",
+	"/QpvBKVAd4NJXG0L10U7B+jzaqhYch6T/0t6VLGXW0YobXZITkUqR6Q30cyWb//jcHcP6M8sFHbKEpnC",
+	"u9Nsfo3tM9+KdkpmlzdOV5FzPTkxI7Rt1YzmLN8tkEoKP713NS2W1Gb36IAgcfWM4WF/CklMBxfncS1L",
+	"SzXJmDEVNjv4FjpTpZAwUbB+4LblZBv9H1xfA/9JX7qSXIqMrJgTdGMbUS405YLlys5daT4MuB4WvYrd",
+	"4MyHmbZ33Kah73pnoW/2KSnmye4BpkAUWdvP+B/008k6cJJWHqsRCWlsn/8++fSxSVxfJgge71DGX0nk",
+	"pFEUdKEDLiQRiCXzudlsAigxBHEjgXzXi05Gu4VUamnMAWYNR4H52j4GfkiZpjxTUUCuzR0iYZy7sYVY",
+	"YUDCDuobWDTIOJdaJjJTZE3TATlyHxtdEm+MknHsstiRONw7eqHgodePj/ZC39j6QpHdzi5hIh1LDhMX",
+	"zxad0w6NG5HApQMDMee4u8MLcFcmnWYr9AxcM+TfkYg3kiHVGyXzi7JlUxtQk6TcmGepwVWIUKQqEg5C",
+	"hKzBbNdmtjafZrniX+WEA2m8neFGSKCoi+pIaDCD/Jy+8KRPCRWkUAwDOpGIBK4az2NOnLdOYrNNZc7/",
+	"gO+75C1sG4K1PbtHB+c/7/+vLfBpkp/ZBOtJRzRlkUD4MrtpALIBBUi8QyiJc0bTGMTgiE6wLBVS9j/t",
+	"n1YI1SujqxCVQwspsgWQhOaQPYa6e6rZOqTIyZBRQOl2QXXzpR0SfAYpkTOzl40iBcBYt2Ze2Dy7A+4p",
+	"ea7h60YYCapI/D/rvoBj/W/4zm1D+8H+6XsS137ty3y0g49JyXarZV/RkI7HTKhqdTzcwxL7mduylGQ0",
+	"uVDubUFne8IsXb0VTYcHpzOySJorQ01QU+aDDXuS2jDHghuqs4pUQ2CMQyosaa2Rs0Gl5TpoN1vNFlTq",
+	"jZmgYx50g81mq7mJBTBDEO0bdqrM3wOmF7NKQrGWPbgLJo3mLIc5dM+vamSmAFduZsBMvplprYiFpXO4",
+	"B2vmEIvm5E+rLUJ7QxUJXIn/L2oxsr5uL7VuL3V28i7eIbHDvZvGUGjYlXSFKOnKyWikbIPE9dnpHo6v",
+	"SY4ZTYlK5Ng2qPrVbays4Cemd+2kucJkhXqy02pNtYbQMXTemnM3frO2kndhS3O2xC2xD2BT4SWGgy2a",
+	"7ay32qctVzTbQtxQeIigu9VublsrKKBJ4jJ4r0dbv3e+vLp4c7WtX+atyR+0lzishdJ+/Cdw/yOymNtV",
+	"gL0/zjjLg+52GOTjUdDdBDcavjJmaFl/E9AEi3Vrv3nL23EBgdlzm1Fkp9e7AaDlF7LZGyvBCg9z4XIT",
+	"+0qtefeyZ2xMH34dVq5w7MTN8lcpT5m6kmL6LldRGGWriqylnmf2hKmrLP1M80+audoSzzV7ArzRrVZ7",
+	"0Zl+W22cCWoVGvpyW503t590KuUhFRMb0IGE5zbuzZvPOxCa5YJmtr0cFvBoRPMJbntS7nvkQv01cN98",
+	"Ngdbs2WhLP3AFdbuVSQqnBESSsZgSGpCETyNnHIAKsNgmcw1NqIZLROJXi4vmICGcp7GTbKLZ0MBodWL",
+	"wC/hKLkzrvQ8UWYGtDuwTgQYJUzDNvp1psTNXB/L1UOsY2xDgMb89nvB8kngBYEZSlDd6r7mpn1bJeKM",
+	"I41SemwMTTpgi+4Ismz+LTutSi1k+/ZayLklTlZZwMsASAmqC7VoMD79vaSsM9d2efnZ+5+YN3/BJoBv",
+	"Z5252GKgQ5nBwmHIXL+d3HEYMtfvOcvShSNBhGMuxQ6Jzc9LDQUWbm0kSwKzefioOgYxYEddm+8eR/u6",
+	"Xfvr18Da22Znz3KLfK7FU25qY0EdbC57sxIGfyPoBoOxXt9uvlzXLM+p+77ECSp5UOyMnubYOrarFFea",
+	"OkwGqAQJkDmh5vHPDHbbmw9mGuu5s6TIcyb0ETCetW0Q9ojl+IXZUFpqmlXy3Oaj+dV8vL6/1h/Y6PVN",
+	"ev+TYCjrZN9uy5X6/9Oq/yU08luaurTMn85iMGuZePXqLQb84rNtcJi1EjDOpErgL1C3/hMEeaAz52oo",
+	"M0ZslKmML5E+z4zjcmhzK0JqgnfosZQAtq5xVS2yk3HNWDKUGI4rAReBb0oYqyHucRmDz98DCkYuBhlA",
+	"WriehHicFQMuVAy9sMZssQfj94iEsBMJD2tub43GDTc2TU4nGxiDBL+7SXad6SJzMuJKAR1SXJOLsS0n",
+	"LrOJLxRxDRUluhl15xM8PY4EQgXbIyonwe9wb+t/xjZBBTD0+1/GRgXC9EQCYCoVYMz2zEyoGibxiI2k",
+	"mYkQGpoyltog4ZCbZ58Qmkkx6JqRWOwOh7PFB0NtoZ389TCYhR1uhTvWt4U0IwFgamZZYBBkrU0O+dsG",
+	"4G06ajeAZZhjAeJig2eaNQHnLf3ykI2DlI3GUjORTH5myC2c4/55K9PJ3XRxj0uzOfa/jFkOMIPv2Hte",
+	"RsKCMPgHy8bKtkBDnY1RfCkZ0fyCaaJzJlLILd2mwjFOe5RLzSz+kU3rDiTNlB1ERrmoXxp7HLKJuYR/",
+	"p+ZoM9AgDE5ZMhQ8oRmhgmYTxWEwj6ngxyxXUtCMa2R/Ts124ZcMxjzOWcIVw9AOt4gREHhGZ7zPlIJ8",
+	"NoCiALxUP+dMpMBrq3PKccpg8No8B6jVbNwvMpRVuMfRSoIIuEXVxi8DJTMqIGOWj5OzHJFh7JdlhIuO",
+	"edOoEsH0eo9p2sQjmolEyGqfNsLyfDsb/8WMjJNqAwexbi9rFpyqtL9V0FwtYjeMTONcridDqt07wR2w",
+	"X7+bbzKHxja7KvyXZTubtWoqSKlTzWy2467evhZsDVHv3cEaqndtXNdTQZ5bu2YDt+9pA4/5vg372NfV",
+	"3diAeo6hVLr7uvW6tXHZdnH5JUzbR7aU72D4PswAxSlPb409eaoy+6ArM3Rlht5shrY2bz/pvcx7PE2Z",
+	"wDOWMFzrSvhAnCnYAVvtJe52RCeZpOmplB9oPrDnbS/zaB5G9pClnJ5asLytTueuAz5mhfrOZrotv3A2",
+	"0IydXgb2ynxk2XA1a79j41LFHiyrQKrMUMqnjxHTzbbvhkjmPZAybZJdm1VeH6O5Av2U0NWjSM76Zurw",
+	"4lutTfJu/8P+6f750fGn0/290/1388w9HNs9zb3+IdXJMHi8wEulZa2mI9r1/MbS0RRH047vjryY0RYv",
+	"0JLOMngbZhjkigFyHgykeZOieZhame6Mu1WtVIa0UisrtfKoamXr9jM+Sv1eFgJv0V5CrB/lAPUDVbPv",
+	"sa/gewr1d7YaZ5FQD+dnaI6ZLnIbU8DwypQEdyALtmwHwwNGHI8RAyDEsEUkpGCQEo9//RxDZ87X67hJ",
+	"/kWzgln/lcTOeWl6/gusxVAXDsVzNvN8T9H9UQr22OL7Np99vjO+fBT9ETz1ZVXHrEf/GXC8zbuGkjyp",
+	"aValV1FBd9NGvh3yR9Dd6oRBMQbUqm7QBgX2H9Aj9q2jAA/2/e/i8X8jt32xI16hSXl3cLL36fjd+emn",
+	"n/c/Bt3gb/Y/lA73zJA8SPEvpfGntPz+Kb1VgcExNS28sgiet0WwuaTePZQptMsE39SKuKtN8F3LMBZr",
+	"9bvpxV1bOo9JUKMd51gE44wmTGGjlNX3Vtm78gyIvYO5sGPLYl1fywVjY0xyRAK6W1STxLYRogoRPa8P",
+	"hia6oFk2cQ0xkAaIROyFVmzZ7KBGsQK9I6RGK6RJYlFkWVxxF5uRiFEOdgmKwRhRBW0So0wz0eQCM08x",
+	"1LbG8wwS7LF4DHfynmmDKW3otJvMRwjf6EU+F5Xo4PLSu94YtlQA9p7GlO+X+rX2UP4RPj9urNTPxzdR",
+	"gtN9PTd6v2X2C0e2Uo4rd/mv4i5/n6jtd1LlKBXuFnjdoB0QOQ/Q83OLLiriB5TgbmfXtSivwdkdjCn6",
+	"jpN2sxX6lpNI9LgwwrbRJHaKMNKIfSS2a6XaoOL7U3Y7u5FwV630mRgljqWcKDOhr+KQ6aFMVZfEJ0yk",
+	"1vGMyZpDioy/aqouruMuoeSUqgtjoBiRzyIRn+6e/Hx+crp7un++9+nw6MP+6f67GEFDKj+93z34sP8u",
+	"LlGuEBkVaPi1ioRFPrKh1tAaLDTXvE8TbUsOStILzb7gTOBxtvwhEuVxgKVe7aOq0DFwXaFYMf/mhSDF",
+	"mGgZCX3FE+aaxo+OP/3r4N3+8fnpweH+p7NTwJAUHkATKAyouqjPwi+fjn8++PhTHPpLD6TRl1JAuQcl",
+	"igkMr0cirlGdNnMIEx2MRmYfaZZNsEHLNzsRqokUCdsh8U9MmzcRu94lM4+NEF8gIupzMXBvMhJruOjW",
+	"wbzE/r4QTc/YWArdmNByHfmWGpxdC67MVSQocXQ2eATygLklMX8WYvcWcV/GKhIJzfOJYwxzpCMlSYZj",
+	"xwgtDJaygbLY/Lk3LMRFHEKNiyCUWLPTXpxoSeYvSSLz+nuyS7KBZTB+QrEDyLxWSJmQzhYZysLMvSVG",
+	"iwSMyFrPO4TCwXau7N529GdXQ54xXG+KXMn8wjx0zmiq5o7Fo8BRbTeILYrutIgdQKNJjExpNTfJCHet",
+	"Z4fZMAvLTLj/DO8qtva9GaXaGDAdz0D9a3tFFBJkLb7gcKVMXrE8oea5zG5XYSTiPhc0i13bHkyF3bxo",
+	"VjVAouy6vQcY4sZq/aIPUiNSNBlJpUm785qMcy407dWbGI1TASKhmtSyfHPSuA20Qy2ktL+uQ5Z28JBY",
+	"3eRkTSSsfAiJC0Wp0LVSqxDYNJRFwRVYpZpMSELH5npmPxkBCQ+zU2WNrMJNjOgFOEwoanIb7eW6SaDQ",
+	"24wyEmOaa+B2SDFFBJ9DpBWn2MEIRzbg/Wh6wYSLByc0y8yMAEgvQJ/ainxXGGaGSewosVyrSXZrvEHc",
+	"SI9IwOR3tl/OnXyyxjLFSLy+2XnZ6sQNv7h5iovSyACjQcAbhJ9emOWyvtlptdoxvnpQyb7fDhp0y262",
+	"0LqlKacWdcqKZvB1Ff+DAYWMZwustHWqmt6qklrh+mMueg7la5Gw+1VVJRv2s/qlD9fotFpdeORXrVZM",
+	"1szjmeMbZrHDRLhvKbH+pJGz8Es7JmuFAGxxuxv9T52YrPVoCm+djlRIejTFt4tHtOBkmFxz7b6x8vxP",
+	"W2ajlJz4MhJUEPaFK6RZpOrCH7oNg0OFaBaU/+EN6O9IxLud3fV/YfNebMMIekiFsTRg9lvNTT/qzZis",
+	"cWtaNVxgAC7XsgBgDlXZPDL4/jQzVgUdYaEnOvVNs76N1olBkZ5//HR6/v7T2cd39iICh1G2U+KOjUR8",
+	"bKThh4PDg9Pz/f/Z299/t2/Pge6W+vYMib382cfdf+0efNh9+2HfKIb48NO7/Q/n+8fHn47jxtzqRJpl",
+	"u53dO8cWdju7dibvH15wbTxG2UAtWzUEBV+GAQRqHEVPJwzMJfJxYhzpZguZQIcyrZ2Cy8ydE5g1chMh",
+	"A1aMMZHWh1Ax/6aH0b5hGPXTyqH4zLmdnC+AJxHonI/Xtzo1xq1u8KbfTjrpJlvf6m3T9a3kZbr+mr3q",
+	"r7dou9dJNtMttt3Hq9umCiTLD34xgimVZCILYrb+BaE9I6JhxWDPgU3k/B3fmoQExvGnD/vnZyf7x2Yu",
+	"7lA/19n9byXF8Th5qugNnCGc4zdvhVj6Zid59NSi8UynCSCNorCxyCNm3v7LtieZf5oDKQcZo2OuAKsA",
+	"PzbzcdIEOX4g+hJYDo1vHnQD2qHrzqtoynwQ1El6zVAOllp/JYVCAHaQFxHwjsqSi9OahGw6PI6ZTQFA",
+	"QzNbqrIwvdRfYmFXGK3sJZ0NiyvPfYJHBfu1DI+5jzPrFFi4MaGYGcPDKPUR0TKlk2Zw/dk89vxNYq0X",
+	"lzB7rtsovMvbX+ZJRmpQXuRNZfgvB6+Gr+8xxfVBg+6406hdrPS2A6vwuWA4u0U+5ZPUANjmpazbze3O",
+	"5r9RQN1LQqEMws3BvugN8PzW0S+oAyuDF0i+Rm4vREE3MrshCsIo4Glk9klkN0YUdL9GMAv4F/wc3TYt",
+	"cKXSZIcz8L3DLzhleEGMLZgjZj1KONhPGw5zbq6/9e8IZs7YpHd/urrTWj7xwWM8q7t4/Vb2QCS6NocZ",
+	"iTL1FSz5yKz5CN4o/LxHs1EELLdRADAS5kJY0xAF3md23/0lpsRu+plZgUKC+qSAwr7vnFSDD488I7du",
+	"CC9HltoSKEvclgjuIE0QIAtlxpwMy+6cwNGajRnJHF2uBgQEnR2vXHzKhzBmo1PGxpm57qopc5WHefQ8",
+	"zF8qN7LbqWzXtYp5HJJ5keOQWJejUUmkHJWVeAtzKRvNK5Zl6+Cg4AHrCc3TpvN1FmICVaG7MHFizpuf",
+	"LGmELnhZJjoicIkgkDmb7OiS2CiQOESUAXvnmKxhQUKPyxjCPuqCZ5mCIEycDKmOCXxjw/9SMICOKDtj",
+	"Ecq6EWK0sRRvCR3THs+4tjEwxJojDgqPIAgd0L3W4e4aiG1UjfD5t3Z2/CEk8dceVey8yLPr+aBmzUh8",
+	"4BfMsnE46B3CNRGM2RyJvdnOooAMhPu2WltkNoxj572WRUJIpzx9oYgFi/L83UC9VQtEobzwYT33AiNB",
+	"1YXqkrjdbMVkDXCVzFJoN1setEwxkTZqSRj4leZpJNZiv+FgG/RpwlQMQCUu31CdSFBJ1dwbhrxazc3G",
+	"DhHSj1LmJG41N+OwdttWc9OuzrjIMwg9jXPWZ3nO0tOcCmUGYhabu4N7+kZIroY8GcK4lKdaNytv3ui1",
+	"lF28kUVOzhXpM50MLeZLnvq4NIa73dxCe285daQPIPQcUiz28uaMfCEeVWcXm9codLs+MFj2oIDIZbvu",
+	"2VcWk3nCqlPvd50FMh0XavhRat631y+bMP1O9WEb27J9IMaFPpQpFs6A6wQVwUEJGPKp0DcdU5VrN3Qf",
+	"31RTY6XEMYaWRh5MRC1C0MwACv/Xz9fXWAt7C+DmUOux+fukduC9oDjrR9TwNREo0AYcQa7OgQE6pZkF",
+	"tZ2Ziabr1IGCXT9je/jJ6SSs5oXHnt1BcEM3628xox50AyMIjo/2EPi2uj8R464Go/eQrlWoLbgO7zoE",
+	"RNR7zCF8rqL41T2Ezuvu9stm5/Xrf083E1MxWQJTpyYpzLPecvAHNqDJpHLK5xtrt4yM88oelLvLL3nh",
+	"7VQOdDmAXF+ryegR1cmQKQJoEXYkjZU/sfInfqQC5s6uhVmxGnueyX7/Yub5xr5LqS80688g/I7YxqqW",
+	"oyeAV0xJToXxNcAKH8oizyYkl1lWjFWTvC2SC6ZVJKBoIeMDgaynZ6d7tjBD5iSlE4U1An2eK00AspkL",
+	"RWJzzbgsJIGyAvuTljHaSGgj9+BGpAcExaJk3wkdYoxgypbt/MFyqXYItOkoksBTIMYuXkQBBQak2l/B",
+	"2MxT+8FuvnwZCfet+bfpE/Uqdky8KKZ4ytSOTaqWv0GBSpELZSFnmEixjoN69BkP6rK23do0N91udRro",
+	"EEHVT850PmlGwoWIARwQsWa5ICO1YzychAnNM6YgJW/hgrDWapDTEVa8RMI+Mhnk8or0JqTT+g8LPWwx",
+	"aMyccUHarf9wL599oYnGcvSb+tF2/dK6BUXwRNPck4PaxXT8fo9sbm6+2SkreGxNgXnxy+DLmQeuxclK",
+	"vn2q2Tr0Y80h754e3L5IFw5NyKtlRqLlI4wDNxK54qke7pDYTMlS0wCuwiV0eS0ZMnSv7cCd+YigevBS",
+	"5rf3ubZud9duYJ4RLOmcM9dwpvSZSoMuHP6y/SbEdCkizo18y93LMBhvt9zuOIXWu1db281NyO3k+uYh",
+	"aHnBhDpTLA26bwDZ1jJeq6C7icmv6jA6rZflMFrVYXTmDKPdetVpvpw/jvbicWxOjaNl3omWMxfYrF9A",
+	"U4TcSepNip1w6hled7ZrU8mNB3UK97dz4LCrTuglwwxu+Zyvw0CCP+XO2LQwxZXn/hrQy0HQfd3uNLdg",
+	"WvwbGb/ZDrrt7a2t5svr+kO3O9Ozj5/2y4EC8lPQ7TwAYNCt99v6EHJmPJOVzbmyOX8QmxNtzaqadgZn",
+	"vaf50Y3OkplQLRVNHmdUG61JKieGPpDrf+UCgmOxjTTGiO/vipR5QkleCKAJcFyNrgAWgQd1k8Q2hhpb",
+	"UheAJ7T1cjw1BhWYkhh4K++sZYbn75bfCeluG4khBXzgXLOUTBgUYMbuWcQgtoXGpWHNlW3DI2syJ1xY",
+	"Ko8G1jpDazSczNK4LFLmirj+rUWoznuViX8slW7Jen79GlRIAyDk86rV7mxubb989TpAQe3sIQwSnQ9Z",
+	"Nmb5eU9qz9d8aezGWfW81em2W82t7Zf/LotM1IEwGqL8/KnQQbfdDgP3CsytWMaMtRtUCpaMScFFwm6G",
+	"GXCVH36mIS5SvXdr6tat2p1LlEF/Y4c4meQMlpLxPrgg03gPXeL61XePDmzP+p2G7IiYcPvdTyuWK+U2",
+	"7N1TLO1062qlH1f68QfRj4DUWxeZFQXpv30K9ajZF70+ztklZ1dP0dgG5YLV/KRgXzREJciVLLIUu5yg",
+	"2F+mLLO1H7xs8YpEr+CZ52lRdGSkQMpcRtBcKvR5rYRmmUvg4QUhUed+vsq5RthgrP7vVpB21ERpNiLj",
+	"XI7GGiNBvl9sLZcZUyQ2usWSNcHzxA3XqIA+C/xUQu4mw0JcqEjkDAgXUjwY+0hkv89y21WPwQ6l+Qio",
+	"itAzIWtblZaLSFD8vmF0P/SCOCqkQhmtPE8TH+F73cPXHDyg0b1W/MlTckA0yzIoAsXyz+NC6b9b7Qv3",
+	"Nn+sb3WWb3i3pQTfotndT7VzI7eMeq/Wz9oCUPMQQeie/h8cVLP9jbq+UfsjyzL5f2AnVNF8PpcOLVwY",
+	"7JURG91cF2qveaBIxmgOlqSZYCxOxYUadIP/NbOfM7Kb0mYTeADNyoLbWAMIbj05V4zmydAobmB3CroB",
+	"7CkuHqi4zTDtGltCcZujV0p7pbQfWWn/peqy7G4jpUh3hoKHAVtQbDUVmLuVIsjp6ynMUFSsQIWXMKGz",
+	"ifMfMaGypjlTVYIgnqLCknJk/EbjClevaHQvg07YMaMXCj3rHUKhLzsSmmbQCuv0N8ULDaE/Gslgpi7n",
+	"+sYR12qxd1qZi7saVUBEsih3XTnO7ei5nD61aTWPjYU+YPpAT7oaywtG1szzmt+R7bGxKPhu1e4dZLe/",
+	"+0G6kHjINtOV0wv5Ca7gLSwaivnt8YdSny/IMcFInCO8kA3KOcr3Gc+RO3m5UcHiK/sx12SfMA4Fc4qn",
+	"rOGyjdB1CoM3WzgkfCBkjmWAygZU5j3J77VHqHPLA62U+9yeTfJ8foIYjKN9XgYSCAtzpLi82ey54CK1",
+	"KyjAOI2VaktGavYwKmSMuUqAhI65MX1xWfqg0Ho/kzIPbH7kdjRIx375C/Y326ISnkCFydvTPewk+Psz",
+	"IjSqruS78BrVFvXKYFsZbD9YlKWm+r9dIqK8/MbXpKb0boRzfy/zAXO0jVVd7EltreGHgB/ObMt4n2k+",
+	"YhYNAkAb4hpebBySeBZXNm5Y5CCbqyFK08kOoKhg6MZpNyiyoxoNMpk7lUy1NV80oFhQIthVHaOjST5C",
+	"ZTmFaAwgPyyGiq+O7fESCctpIzexFjvd6JVHkcVLYrHXXjZXZCAFW0njlTT+Hvhy1eX7LGS5xVefEg+L",
+	"hflcZ/eTmOfe1HGBKhIWy+qQcpwqjY4v11DGPlOY9iSC6wltbnSmb7W6W51K1U/d6t6aY3QvaVvPDRo/",
+	"WM7eRcCuBOtKsD7czH12YvInppeXkfc0eG8PhNVDPEdUD+9nJm+UhYA31PJUT3pRmsdhpVQ6JDJLmdI2",
+	"aFmIjCkViRjQBP8TiKXr1rRnSgJEQgsnFjtEm9ghYI1prjnNHBojFM2WYJTA1kZFwrKMpcZkTgpIa85W",
+	"Y3tYM26LtpcJZPoA8LeOZ8ZUJTFZq05p43vwctPHpeUuQ10LwWam9SkNwvmZQwgajeQls6luyxeCEaPb",
+	"0F1uUpN3GFxvCoOpXpfbejNVi9sG6voFzCHTRbjTNbjtzuZWc3uqxna7dR0uSJ4eSqVtvDmnmpGUJVxZ",
+	"tXwb9I0NAc5OzgMDcZ0nCcTZXXqXeJx38Fc2yspG+fFsFAjLOeUFkHU1Ff7cTRYGtNwLLZIqo1cV4Hs+",
+	"bToG0KqMkIQmCRtDX5vC2ltomvI8GUjB4ZrREB/H04PZeuOSJeyCjQE+c5raKrYUkMgC4jAfUsnq9O0+",
+	"D7kTiZgDhjCiD5m/PKuW+VCShADOMBBZxZUmOqxAtaQkUMSSsb4mstDdubxktkYqtjsNIHyhtvpw7ygS",
+	"Fl0XOv96ylOWD+klI1qSHiOKacTDtfDMVBA+gi4L8yT4VDGhaXo7j3oqkwLxp8HoqwUQHL+6JVizLO4O",
+	"xaH2XvH2ahExOrK9L6A2mVdiJ83op27chb00GtF1xcwlNEuhWRG1yo0U8UbZsC/jDKAhLQzC/K4vmLua",
+	"GWctp5uVIj7ggT39OgxG9IvVvJs+gQnM/EikgnRimI39/hRyT8Li/nlF1fakVG3XD6RSgxV7a1SpJtBX",
+	"NtvKZvtB0qe4/J+C/GyuXVURj0s0bs1RzyER7MpHJJpz4yc/+5s8cdDkCaISvYmG1t+t160wwEpzUJ1L",
+	"sptCeuBC3JwccB3u9PfmKH1GpS3+vd3Fj/YrYyWUV0L54ULZr8Hn40X7IZF3bq3XKoRHMp88lKZybpfP",
+	"bgoFHcAuIXNySPOLVF4Jv+WMe6LniesmOYBquqTQkeBCS9szA3EAaCxph61Wq8o9IgUxYxvkdDwkPTPx",
+	"1PgxOxa2IxLgF0KHEZL4mZtvu+va2uWMXdJyWC7BO5DEjAGrXbARqKwods/yQgGNRZPE5nEtYYolqzFj",
+	"Nf9HAqQzWYMyT693gKxFkZ5MOVN2ZB1yyN82SiCYtjm75mOS7RY5fAsdyOjzr221NsnBx5Oz9+8P9g72",
+	"P56e//Ps0+ku6bGJFGmjGYmlKmzQHb2/CjxI2WgsNRPJ5Gc2eRiRZl3R+Ljw/4+8Z0wBaGROU0CYUZq0",
+	"mu3/aAZ3Vxb4wHdqMGrf06/89rr5warUiYzbHBwbVHJLdKVMV8r0e5QkzVe/rSXUb11uHYgzxb5jI1Hn",
+	"rgM+ZoVi3xnPI03n2BrzTI2bXbuNr/7PW6pgsd4Lun6cSeHqX1G8zqsqXVBTWtV4j1hQerO8vrd8Pri1",
+	"UNTPyKpIdCWRn51E/s4VosuJqYdkEiErMqZ6WNpkFakWTNuYC5q4Xm7d2sM1V5aWzeW3C09MvWFPuKt1",
+	"hWL9GIsnLH+hd9TWr3jKAM+ysZR4xVaFM6x8mZrQG5sWF8/QnToHHy3Ilj5Cxf+hfTFLVPv/Q16RERWT",
+	"EkbiiuWM2FGsxPlKnH8PcY7C8VnIchQsxEqWOdL71vxAme2uJgV2LF/07xb518VxOi34NxLVQBEc1Sur",
+	"Rtd6E8JGPZamXAwUuRqaPVsJcgGtOpZ1DhGrZhQS4M3tTUi/yLJ1CJflVFwgc7uXwo7tgepImO8q4ydS",
+	"ZJOSsGRKTC8qE3Wy6BuUhn6T5vRjKi7MLNrXkzAM5NmOasKF0owCmm5vQlKqWfMePdXPvqm6Xh19a7PH",
+	"l+Bu8adbQWo8mMxUMecRcJsoooYy144IpfkUJZqPl1BCWXK3qkzcUyv1vFLPD08mPSNla+sxvcb4Bumj",
+	"Ey1zCO7UfROQK13vprxQ2FXg9SRXZMAvmQgjAXq11IbVdArkj7z+rGdRInFDGoXcIYtiJ+d7plBukr4Y",
+	"LJtBE3sYXJt54m+XUrmbanwaPQc9jY83zw/QVEsmaXA/rVTUSkU9Ew9ylZ/5FircFpp7pbRcWsbpyI2v",
+	"KDaWTMlIwZycWT4H44f2iAmYWwT5E2ZgrNmyyr+sxO0qYFdJviwWQI+ccHEC6+mzLWUD+qM7QdAgYovo",
+	"XEWasSfz6RayFwo7yptl25yrUosEAGTHiHYXAyMt+EYeO9t5TyFRQ5pPAaA4lN5I/AKB0chSn0aB62kv",
+	"29m5GewMIbslbUfqrmwSiYxfMBIffTo5JYvncwPPiuc5WBXy6e/mX8EL5+JYytGijeGOnMKxPsCTrh2J",
+	"LEvveIETd9r1c0HShjNgDSz/KObgezzAOKt6Ouh7bcA6W8fpnB5WCk1Ly40KZ/adOeM6DPqUZ8u/HDz3",
+	"PZ6z/IMB7QieG9xEZOp2OFn775NPHxuwjanbWhgEsTsGoCjzYmV0/FmNjk6rs8TWW255HRc3gh6hTO/R",
+	"5GKQGxPBynRYXYjXQdREJMNcClmUsFdXlGuWRkJf8YQRoHh/d350/OlfB+/2j89PDw73P52dAnED14rk",
+	"hcCQ3XEhXOPrQIKf0IxE/EHik8VQRK08cUFl7bpD5mf04PoVSuNSmeSFUBtf80IcpNfNWmJnhvNwtT9+",
+	"LKP8QFzSjHsz4f6G+RLe/tsiHTC9/yVhLH1Se/7OgZNDh8cm+hlP9CpocpvPYs5aYqiHMmXVU5aYUjD3",
+	"zwS9pDyjvYxN+UfGpiWlUbsshv+UufwkXojxEXoynRCqSHWYOxXTn+Y5v2TKHDLjAKgm2afJMBLoDnBA",
+	"u4h52iVR0WptJgL+YTHJuGBkrR2STkg2Q9JsNgkXBEChGsi5F6dUU3ee0YT2VONUCPSNKOllVFzAxRCy",
+	"C4sz4OahY/KlYoLkOSEQ4gEqYYysQOVTvVCeXvkgjXdIDGfE9qks8lc/pwNszMEcVSSsM2RHTtawokRL",
+	"mZ0nNMssWxB8zpkqMu2viPBgUmYqEnkhkEpIOM/JzoAULLYXrXYq8dQidiCeU4PIPBLI/2yvT8CdBLcP",
+	"FkuT7JK4S8ZAA5jIkasYdm8un5D2diQUS6Q5Ecn+jOrnYtAk7xGYTJG+kUhuXsure7zfnEVC5ikXNJ8Q",
+	"Y7wSGBTxW6MJ3Tx+KVUwRsZmtUnhkI4t7RVgWAAGA4KjgC1Br+gkEv5cpeUYeCO4NvaBIlqCLcJE6jIy",
+	"NiECVE9NcnolsXVMReKCsTHgqfSoMNOd2pEBoLHjcTSPe8nyLrwVGIeQblhDqiLRl1kmr1hqCaxYiemm",
+	"+YjJQpO1eIHpFDcQrkQKFgkgy3YrZEyVIlvkkL8NbZMcoMdYFDnzGQwocsxUMQK0OFx9P+2fRuIG8fHV",
+	"r/Nr53njMv1AlV4HJ2X94F0cRgLJvMXEMUzuuLm2dzJ+/dK3wmHPd/JhFM/CzbdIqHfz0t/hSd/WR/8L",
+	"eMNW39wYapJ9gheB6xHZ+40lqybvlcG/MvhXBv8cg/9xrfeQ+LjuPez4We34AJv+9jLdQ48VemMt1lj5",
+	"YKO3hrSlvVGaZ5k3i9YqFjMBgDoVCWtfWyE9oJfGMgGTHsNBwPdVIco2p3XrNpOxnCNhLNiQXJk7XxlX",
+	"g/KaKQcGSB1yt2TTdGkIMPEsMZO1pnFcgMuV+gs4wF+o43H8PvZO1j2IRD+jg67D8AUe0ers0CxnNJ0Y",
+	"43oMnRskGVIxQBt1iLSjaSRcqVA5dIAOi3dAxxnr29l3/khMvQB+XZPsOp8DTUU3kcYuG7OUrCU5VUOW",
+	"NsgUhrB5KPyDKpJBefuaMZJdVNnO0cnp8f7u4fmHTyensbXdYcIcL8jU4CMBg5tbGQdPUdp0j5PqXxrv",
+	"9grNSDPKMuF/P/xWB9psn+W2cgCfH/PvROZkSFOc/sZOuejmLzRi1tnKfllVEXyfKgJY48+ijMDoIidj",
+	"H6peSw9pYbOQ9boBgnZK/c1RdGRWz0WCGzkJCKNmW0MIp+5TY9rDhnrKiFrGLxkphOaZ1aGoqmROakGd",
+	"kEw75E3yi+XGnL4RRKcstTWKeI5ZRTphKV7HPgHAxQqM3gBELKGaZIwqTbYjMeKigNZ7/1g4ZBBmO2Vh",
+	"gY33pcoxc2MkzkafIrFb5i+X0ltTd6qoci7IyxZxfIuiPkXIYJeyuiabp58wamL9z1swVs3y4KkrTAf6",
+	"F7wbBKswDpSzhPFLNyc40z4uBpPHSyx8FCJlBUvt5dWSV14HBu0ODFObDRN0g//n19b6m89f2+Gb6/9/",
+	"cJ/2pFvjBznM0B3DAMf2pEeNA+D4Xii3R3E+a5NW21NKw5ZaKdGVEn2M5pznoxJtqNcpqPlaMfw2LuRc",
+	"5WscuqUgO82By2B0wuCOi29C1HzLgceFOAG88/c80yxf9hToH6mcsoBpGVxhx7A8TU41r3t1qgH0Jnrg",
+	"x+ldXboK5S6NlPPXwUpqr6T2j8I5i4D/VoQ5cQ0fHx01uVoDdaMUzguBrgOJryjXDgDBh7+GLEutQ2Jl",
+	"k/m2zwXNMNdsk1XqnCKDBFSR4bWISyKPqVIstYYZ97TZ5mLgQ0WCz8Us+IkZgX+bTX5i76Il5Kl95tVc",
+	"XktI/ppvJBGMpZDhHY9zeUmzRfLUXGVaivJRMUKGoxEX+KGsFudCs4ER6k8tT2+NOBUrBsOV0HwEoXlc",
+	"PB/iQhQBjyUvlzLVbqb6qQrXDSdM1JNmbKpjWpSxeccSnnp4Ly1lBvkTQsmMkAbZiCkcI+yUkZkh4SIS",
+	"Uhi3Gd5gk+w6WclSvBSYpphwofkAoYktvyF04EdiDeIdCRcDrFOSKcteqIZFvCnrl/D7HUJJygR31+eQ",
+	"I4EyKJ/BgUMJcJ/HX6MAYjxR0CVRgGdGQUiiIGdUSYHfY6EYfgNK6oWQxH6EYb7AArIouPZBPKzJwuQP",
+	"KA54JqxX7mIMrZ4TygsRktgmwKzW+71gBUtjWzTFdTm5xlHLpIbw14grxcUgJIW4EPLKDJEISTIpBix3",
+	"pVYkNhNi0Q22Wi0i6IiLAXA2ISeeindqbwFzTzmDSigqbP0DDAweGiY/ErF9oy7dFFauTsqL/8o/N8uL",
+	"N8kuzIq5tFklMwuqS7Zab0h8fPbx/OOn0/Nfdg9ODz7+FM8ndDfLdNdvm7vW6CzJ1GKv/+jNL4+pq0My",
+	"kGbaV7zDK639fbI803p+mWoTPOcXlFPfsdbke4Eeo/w0cvUdExNyahTtHs2yOV7d7ebDN6j2WMZ22C2V",
+	"l1Fkc+2FHkvkiCmjmWwePCZUEykStkOoUQpWGUK+S0H9iFF/tWoOV4dbvYjN5ZRVxyGeh8lxm/yxqfFp",
+	"buW1irs6opNIoFWj6KRUzg1jyWC9gtXci8sU0Nhc+XArbbDSBstqg/dccDX83lgnWCs111m8XQwvURWQ",
+	"F6KSd5zX8RL6ng2b+ba1AkYomcuHM7n53BbsWzpVrH6zt4AEPNQg5IWIxIimgBjqSFnXqtWHvkwhJMg2",
+	"KXPCBbotZZ9nSPaAVhbr0oyVH5LDvaOQ7HZ2XygSVzrs44YtMahV8nm/hiuC6sLG9DJ+yUJsrUHsK/A+",
+	"7axEwhc0kJl6BudZ1PodnBcDU7BGIzHOqO7LfPRCgT/jmy+wIkBespy0W8RXKAxkw1WohaCfIMaIZYTV",
+	"dhp0/MbZpFGtsICv4e+GTe73Cp5p2wRRLdOar0hs+vv2wOVfs5jgvs0Ij9pOUNnLK2W7UrY/TsAU1z0q",
+	"jecVNTXbMy2sELi1KsAfjQkpmaUVtO4+N+JXCrYu+31lxOEEwLJZStZiwb7o40Ls6piIIssaNntVQdGf",
+	"rS048WP78/F/3gkQk+qga2ZlPjRm+81p+2W31em2281O6/W/AUETXk2LvCZ/I38j7fXtYIa8GVDXVDK0",
+	"t+63elvJy/Q1a/U7g63hy99eX4yCMDD6DVesHYH5Al5UFZyzddp6ZcE5t9qdfwf+MHjCvLDkOvr37atX",
+	"kze0nWyy7cGr396M2mJcKr5DibCbKR+YnR8GflFU77VZ3qvVapl7IVySG6CmuV2nyZDiFK+3W612Z3Nr",
+	"++Wr129aZrVYyyToBpplbJBTAPmx4KAnsC/5H1jFmOSTMaQhr1RN6acUGof7/JKRXpFlTJOx5FY1aT5i",
+	"fyAF936RyzHbeMvyjJvN7cn1b36FHnPU7alnhLftNt5dCkW8aFhp7pXm/pHqQ6payCnu8runANw+KnQF",
+	"T45IAU32MrnoEuNd0WRI0oJB67rZebHRBjFZyxlNMQ/kpFPcsI5ZAuwZMfWVJIOKF6McVypVhPcjUfIN",
+	"paxPi0yT2G3uuAGdMuBdG4dTVLDsoA3YOI2yHwlEZa6cGHpGuGr/jTEYwCOmulZTt+PSYijsq8B2NFMS",
+	"U4DAKkE1ObUSnhh9AAFgrhKZY4OXYFkk9DCXxWBYw+jrSd0k+xU0h3Imodme6pisQXp0q9WKhEvFwRGN",
+	"Hfw940xZj570C13kLPQsJZRMGM0JNZvOuNPmnZiRUF2iKrAvZoHZC/wBgzDv2mieNfQ2ZXKhyG/FaEz6",
+	"Mr+iedqIhLGzgNXWHCIAjxBcbOIvvlP64kM6Hhv3H+Gh4NRImAVR47QtpXcJwR6WphxcCc07qnjKFqOz",
+	"Yxb6K/m9kJqGpFAsJdfx3dDa3eb6rnjtcy2sRXbM8zZJ7qz2nyls/DO1kmtflGbqnWze1l/W5n2oiXor",
+	"1L49LkTRZBQQiEynQFfW6spa/R5JnRXu/vfC3a+YF/PM+ZujZBtf3Z9L4u/rigzasQYy1wTyRg54c3lg",
+	"/srYH5VLc4aKpVPXRstoyQeL8iW4OKsSfQXov5Lg31OCu2X7nCD9b5FtC6g4P4nKrqqyey0ymsBDHsor",
+	"+AUMR+NvXjExp0nwJ6YfXWqtguur4PpzdTRW6miljh4e/n5WyuUnpm/XLE+Wwj7xBrfNkOlkOKvDjqHB",
+	"hbkKr1GP5YqMc4ahaoywAnDymoaaJtknU/7ATiSomBCph9hOUmnA4LqxQ2IjIWOSZIzmisRG7Mahj38j",
+	"epiLVzfJCdPYMEJ1bCP4uRSVcITMXbgZfrWx1jAS6orrZIjg+6SaN4e+89G40CxFtDHLNQFXCTG6Xw3+",
+	"Y/UU6q3Yop11sX5MyKuQKEngV4RKcyOLBF4bo8zCRsbN9JkLK3BeuFKA1sszRlKu4A5Nckgv4FIYofaV",
+	"AGA14DUTWQitiJZXNMc2IogTLwwnLxs3PgOtUDMz7hn29Woe2nDurCRwIE9F7fJcTCCYmz+bDYQ3//Nb",
+	"O532aetNt93pbhkT7uV3tnYquFM42JX5szJ/no03/pfqgELdc7/w5piJdGEB4C9Dm2uukl9xZqyRMntt",
+	"S5XI2ekeiDvgP5BCD0NrUJhDtSI9gGtWZC1WaCGpJn4V75A4M4vyTKVYIwjmTSQKoZhu2FAEWDxQAXHF",
+	"RSqviLHwtHLkEgNgQaCITxcJoyx7VLEX0BpgJbK1DUKHAehasx3kXTJkyYUyZgwOjNjhQ633hKhihANw",
+	"cKDyStSbqVRIqDLGJM0mmieKpLJJjhlNiUrkmC2A1ACL+ARexKMFdylYP25Wg+42XJlpVdcondNWqx4U",
+	"MAsCT2k1tzrtzeswgJdZv5xVqdNX7Ky32jdcsd1ptl6/ahuXgeVniuXvKM+mBtpqbt+/eq2cydu0mC9r",
+	"NQevNNefVnP90EVoiE/kJIOT6XuVaqknQCoC4psbS8LhiJpagBCxLnJBrmSRpUT2+9Y0BLCILsh/bF2N",
+	"xJCKNDM++hp+o2yvUWx/iC030VDrsXFkzb+KnB1/QCIex8wDkvhw78j2fUERl1cso2TcxO9VDJXoxp+9",
+	"ImvGWzDOOiJS4BGIPXF+jt+Zq1s6o9AyAQ0Zif+LZfwPKtXGOCsGXKyPknGMeEv/BZOQ1n7AvxHYGzyn",
+	"hkfPgNaldW4JhkLSm0CFGYNCMTODMHfKF5O93CJrvQmg01oOJmxKg2CFIkNAt43hJJY6DAmkeqrOjplS",
+	"dcFSMw2VGrGECiE16QFfEjXGgjmSO+hWZft5LVYH/tTnX1hKrmSeKvNigYCJQ8AgEknOUiY0p1lIaJrm",
+	"TCmCJEMyu2R5w5cC4hoy6jpjfU1koUPbpBcJmAauFcv6JGP0EkM7I3NQk4BJ4khHPOw5V0gbZKaACg8N",
+	"InOPN48QtOYc4O0hfcrtIjbLg4vBjr8qIMoDRm5n+2VlpBdsrM1R0EuHa5aLcaEJqh8zCLjByy3yM38b",
+	"CQRPIfbdYBkkrFo0RxTkMWFFVmd8h1R2nDEmcgYEQ1qStrnuPCPCwzGewuZ9LCsCRwQyBVcAYhsKllhe",
+	"gMoCy1kfSv7qJFFG/cPvxofOaXLBcgjlld0SdfHyQcoLUoxhki+Ysa54wkovf8D0ufvKTqtLy1Rl4Ndg",
+	"bLzpXHOcADUZ9WQ2n3CyDNL86o777NvsELIFfGqoag26AcqsOXCRJ4zmCRaapjJR5aDNp/NzBT/fbdwI",
+	"gzZ32LMDdNNsb+4HPErGKOofYFLBslrWpIINszKpVsGAH6kVwAlWZ4TBtni49ZUMqd5Iyv5vkAFzOwNO",
+	"aXYBhe9U2Bp+LsinMRO7By/UTB85UUM6ZioEBQRKldndC8F/Kib2XHLy7mejJqGA/uzAGASkMJpJdwGl",
+	"Chq146/GlT4v8qzE5zLfGKPMso9AC/wFm7ifL9ikSWKw/ow9Fwnte6v9A1iv3DjORukSmkCWgKzFP+2f",
+	"kg042ZlvcIFRY4dQgWkae7A5bWAZE7daW/aW50Lqc2BEjCujEDiKOmyYPTv19IcQtoVGiLhkdVS24v7K",
+	"feUwOvG4NbAEFe0zPTnnYAH1OcvjBlEMwg3UY2y6FotuzYDGhohI1Ej/LTgb1eaN+AGDGv+C5lINcsD2",
+	"TbgWjkJByqZk3rHRjxeKMJpnnOXuWdC64QNhxtCMhCMu4HrBefapsVlCKa40FTquXQ6nuhyrHQP7gsmo",
+	"ehOIkLUWELJmrEpIGEXCBpncRJWhFXNJBVyajgKi6Ql+Yj87kahOD9AxuAlKJVMN/9rdDeSVQKclNHsi",
+	"p4kGMzN1duB4nE26JFYTpdkIsm4pw51lZwSsQzcVZgOKdTMHxJpfgKJjm2iVsbgARK7PWZaqEPlIFV4I",
+	"Y1O42jGtaXaM3/L2teBk0yRhY8gOGvvavskKcdILRWL0U9btrzFBRWDpvkFG2J98EhVdBHxhV2h3I/if",
+	"mTpnr7uBRCJlSUZza6133bOEjnR1KHnCYrJm1wLPoYk4J3G/EOgIwnS6T8jSGgLAkJEQ2bnnblVx6U+5",
+	"OXSDjsRarNkIzOMiZ3j78fnY/DGiX84RE8N9KkWv/yESMSaPE3Y+ZoJmemKO7sNjimRS/RKSr0pLuLpi",
+	"ZuFFIs7kgOvzHqdwm0wOxrnsKTeS6me0qrkYnLN+X+aYxb1keU8qridxIwRCWLqumJkEbZwILvybB3ew",
+	"SQ4ct6rxjdGDrAmGrqcCicSQm103Cct9FJIr1htKeYE7CgJxqrIDXQzUQi7aXVITPHCO9+wSKTAinExI",
+	"QsdmNO0W7jMUmVGAPlkUOMyoulSexXGBvrLYqKhm+cKaybAQF7GjlexWqE2cRxqnLNO0mUvoQoMHgEgF",
+	"hH7tj3ZbxiWDcFhm73zcGPrWAHmlD9g65/jm4h2biMcnOpfotDUtfsx5AdAtILnzghFKYMyW94yNxnpC",
+	"YtwXds9bDQFnIXMt7jOrrFHecb0D4lU4IuZf3336uP85XopJ2GFAR2KKSXgXXOIiryb2qhzCGBoALlx7",
+	"2yr459dms3l97ahezKMISWI3MPPy8bGa0KfsNpvTaWbZGhGFX58pI57WcMRT1HOuIKHIRYiiVmk2Vh6x",
+	"B0i8cjkaa38PLM+Y3ekuWeBv8UL5PIKx/lhacuhc0UkYiZ7UQ9LCV861WRaQBCJSZBNwWTXNmiTmCBIK",
+	"CzYZjbN1/24j4fYuTzGyEv/PujVWAX8IZXKjScAQRcXsJL6xw0h1yknkSNcQctX4hPhXIlP7F1ieUUCu",
+	"yXVcor3uHsH1FHAm1KifcXQjesFcT+dajK5kTGJpRB+3wreEUjVGBmwOgCDyryI0jryWtv9wAcfyDhlT",
+	"ZRmkjanpAjrbxpZDSXBuYYA2AEDOiN8UVrit0PHYr8BhGAlbWu+aYivUy+RmzKk4tFsuEv6sZrPpiJgb",
+	"DhlJI+9hCSQ7ZrmSZv06sFYihbmGKjF/Fdqnb0jMkSD13E515eEccPG5C0nEvveUa7JGq9SJFduwSgUI",
+	"RNtuAqRIGChlnjLoQ3XWrO3pRFFSZ7QgvUJNSCFSFAClwI9zZsRsbAZBNRtMbn0g2HPllc/Nladfmksh",
+	"XtEbmkKNb1O6NsFDKKQBi8v8cUmzglVYC9F181fCxGcqyUQWRA+5uCC0Z4zHar4TiCr136GQFpCbjGEJ",
+	"0S0wkpapzwFH09GULjGsU5YZ25JQ8pu8gIKLe9/a3djFoeoaDBBNqkrMR43gTnjD83ZnE4MGS9I11l7k",
+	"U5ZKWZ0Ks1dT2BBEk2PA50rZl6DbCt1c1+4AAS18wSQD4yih2YhomdJJZdq984NIXLbEKui2X73cfNV+",
+	"AwwvUCvlVcFmv0PfJO30FXvZ26ZbyWavQ9tpiwV3enU27IfXrdhEUBHkn2VK4SFbQk05Bt22hxIpv9pu",
+	"3fedYmjyBsCxoBt424GnUdCNpqcmCsLIPp//ecbqg4PsbEe16Y5wGuHU2yYSr4JLJTJrJcJVEZllEQVg",
+	"H0ZB92sErxsv6V44novLBX6Jguswqi+2CPPk15+vjX79Mz539QH3aDZq/oBPOe+BIpASUfDsH+pzGOGO",
+	"x/dV29wR7u5oVhJEQbcTRrVtDwd3riuPi7Y7aOX7iIKb8f7KIZG1/z759BHRSmCiFmB51hwt71Kt0gx/",
+	"wjRDGNRDUbddAkLm6YE9ePksBTpO98hV4ImzGYvO0veE8rH9Lwlj6R1qH/Hku1dA4nmHRorcubkcz63W",
+	"lLwt1GTpGko8/b6VlG6iH1BPiZe4b94Hz57K/phzO3ea9cqJS88ZrOozQS8pz2gPK7e3l3/bx4U4Qk94",
+	"fq/7VEaIrOFp6+aSVPNexhqVdNZRLrVMZObqREfJeHEqaldUE/9rMANkD0P9xF0ptO6qeTTyj9PTI6Jz",
+	"KpR5zQ0ok7AZgqnkD6SnDt7tQ4ghZeoCmKad1aUgPwWVKhhxQIfessS4gLjPd+CMWa/ejPmFIkbbrB8f",
+	"7bkMWSRsioy4DFkXK/QJxce0uL9QCMuhDqkWR7FJr0hQ0mM0N36zUag4pLL4RmmqWcaUImtCkvgwGa+f",
+	"MKW4FOsHabxDqJhEwtWhuiAI0knDU9VZ/i3jz5QTFGNYsJKwiXchLxCTUaE01hBBDGv2VNfENG27xz7M",
+	"718fcWQETcyKdiMRZ1zpc3wZjgKgnp9TXcLTEIYQEow7hZhMOLLRtzAS8Llhh6KYSM+tbxaTtdjGbCCM",
+	"zr5o8y9mcv5e9mL9vZ5WwxlF9G+fhjLWhc6LRBc5S31WBrCwSyrxECh1cP3YRNeIaWosI4ujBpH2Whhc",
+	"0wumyr7pSrDdBtV9FmmnTkUE0GiFqIbLIrEgXmbxvf0KwRATkiXZZcEViCPzDMi3fXz28fxo/+O7g48/",
+	"xeH8sFnJrFSNmkVimbCZw7aYjoth7MnGw8hsOMwPFMcNMUsR7x6ZR979cH68/8+zg+P9d3GlFc9FqSv0",
+	"VDgD5k3PmYIy72g+vlBIQA4F6i6Nu4tPfMEmkRhZ2FqX6zOrBR59h0wtR7EUphnNssNk/JCmNJ4CuKf5",
+	"JR8nQTfoNFtBGIyYHkpzCxjohpkLB5kGdrAniprfLzb8Y7J58fpLK3852RKd37dHr67e6PZlL/DNTf9g",
+	"WSaNRrI1TNWnvwPy938rKY7HyaE/8fFDPQtmCJdD7VK/fvVPx82iyNn/KQHV4ZfrzxAHs7JhrxyDFwxB",
+	"NxipweIpTCq1d7UbXT9s0mY9KK/H3O1CwO873Dta+UR/0tKrDlqd00RAQmretzvAFtNau8bRH1gT5YqC",
+	"GQWFADtESOh6Xi2LVUXekhV5f6meOWPan2DN7A1uEJSg3dgMUTowA0dEY5P1eHJYq9MDp8O4AFNVeY2w",
+	"hqiPpkeWOTqvrk8qV0vWiJaRgCI9qlyVW0hieSVYet6b2LoKb4ej7R3bGGRcz+/Bt0bAcEHOBP/iygR2",
+	"PNxBrd8DLgVtGpGgacrhVP+U8kqgHeXhbof0kpE1W2SoiCqSoZupSPzCemcHRCGq0BPlvhdVzR/iG36c",
+	"ivlfv96QAloirWONrdOcGr+e7PrsUiXjg1miMHBvGUrSRwgh7w8yk788+GslkPGBu4zcnPruKY/OvEBc",
+	"4yvV8iP3zy2Ihn6n4NxsaTZu4bsGuOCkDWgmuVnAwyFEQxyLC+PaJiysCmcU55a+gaWNLu6P1Egt3+2F",
+	"N7LY3q6AAAcu+9gVVClDGhe9jCeRwHub3RwaHxp6S6jGqqXj/d13h/tQpK0aZUgKRZyEJqbYBxEO9vZP",
+	"YtLnGcMWJT1kI/R9x9kESc2wstM8CjK3RCKRSivSIoWAwBWEMED1KOB+hhNOXMcdDDXeIZ+yjI7s1Wz3",
+	"kmWCgSop31HnxulmBkd0c6+0F9hH+Noen7sF+rnAoXTZ+CSjRcrWh5RfFOtbgIYiCw1HbUM2Hd6ZkcKA",
+	"NT/mSbX5Bt4/x3Yhe+1Ws7NdXn4w1uvbzZfrmuU5rVy7U7s2Fl7NvfD9O3vKmbyN7MNvA+V3wErk/6Va",
+	"pr9r7w0mGPye9y04aI9YgZ4XQt1GF4myFspKax0oPvcg2JW3wecTUwFv1xNzUi3F7XUCMfT3PNMsX/YU",
+	"EB6VU6axQLMJ5jg82kchlOcyxGZEb6S6qGJV2ozolw9MDPQw6ILdO9O2uOCW5cuB21fLBhfdvnrMHUfx",
+	"+WnphO/CnGQee3bVreTqKkrzTEWxFX9z6Hwxp3c7kpBNiSZUkFRCokjPRlEQMMJscC6F7dzwjQC+f9B3",
+	"dNXyiNj5hrk+c3mwrbHCqrzG1ZBBX5WuJWkTKbABICVa2gyTRvrZCzYxZq/vR3NIAYSJS55LMWJC75RD",
+	"GwEpLM8y0ssxd4VREeBo8igViiU50ypuNMmeFEpmTNnmS3N/RSfYdWX+Zpr0WF86eCOMEvkk1q0QQ6gt",
+	"HhE7HtihjuZYqG6KfemynVFXZ2zltz3eqITqMRZf0OkYb1LffNwgl7/fdoiUg4zNHFQfE7guEEmxSy/o",
+	"Bpet5laz9QBYPZj5W0H13HLCbbTSAivr+luh+zrJMN+sds2BN3PE+sigO3weSayVdkgmbqxwCPmK+Xb2",
+	"L+6+Pzj/6zxU1k77tO0w1NqdzX8HMybkWBGasVyrWXh6rJY1LxLu3kSBco5dvGng2x3KZungs41QXzk8",
+	"1+TVqHOxJV6OX//eyjtqS7+8/LIYk3R6rEWeBd0AUJu6GxvwFpt2wsxNsZokfUacp3at3cVwd+t8JahX",
+	"5vozNtcrUtSJd/8VQJfMre88KXrmYw9aQM+OPxgD1Ddik3nFfWRN9gFUrDTMI+Er9hpVJALfnA1WNB8A",
+	"anOMuiEOUSVgqHjIANlApKQ3IcdSU83cA5ETOL5JdoVHDRnSEjSt0yp3aCTuQEBpr/9d+SdvkvX3Eu7L",
+	"CuQ7ystvxxV5LyV5k2r829I6DxcmHKhYcn7Y//mfb/LXP/38v7/np1e/nR29e33w4ejfB7LzgX6gJ1ev",
+	"vpydto4H6rffXv/n42vMByo43DS3uSJ241QIgHAOVqpupeoeHd57xX747dgPS902xxao+nobX+1fdyA6",
+	"tGdg20Yux5gutlgNJGUZv2RG7d+B8fDeurh/CEQxj+fb3YUq8WaF8lARviRRonsbK57Elej+jswMdtHW",
+	"iRmWkKBHORQfQlXhe2j3eA4MizfKzxv4Fd1mnE42X3mYvaqJNRO6v78Y/CgFe2xRuApufRNTfUkBPyXY",
+	"90/prTILjqkJ3pUSeN5KYHNJpNxDmfI+dwL9GaH4zlMD3zPlcYsgv5uY/cWZyo9BUbgDoHFiwFTscTml",
+	"Ygg2HwmAhyI00QXNsolF5rTA8rEXYDEZyUvo5sTiGtEk+57sLxJOHVk2Q2h8dUx+x4hqeCfuvccx0x9K",
+	"2jcnwnNXmfvtGPzsOzbjtCP+/KTK8m8P1oLtuqfzjbQgvpGlvZ1bCOlW2nHlIv3oLtJfkfbuXnGtjTIk",
+	"dWNpgz0DwD3dCaEDg/fFDSFB3ERQyzYVVlbyLKxueFeO4elLiudU3paPhEYIr9Yfzau6Va5YZDkxbp9v",
+	"YmtMrp+k2kJrNhobPddZWoeCZoSXwS6dC5u2aae3mWyl2+xl/9Xg9fDNb6MyppcuPurCMtbu4kDm3Xsb",
+	"yG23X/67ToobACzOdmvTfo3TtCdTFnS3W5vIYbv4spvbVZI9W34Z2JBriWww6xI/u8oLt07uUoFRCSmv",
+	"opsr1f1DOanV2g1SUxKP7LAuoR03vtq/JwD8wzQyUt37nrerrHf+fiip5teoAAo2NETawy3RPFVESQn/",
+	"UnIl8wss7e7njIVQTg2Vh4DP5GCofO8kQL3HdhrWeRo3yUEfcY2smilp4yLhb8wViRGVKMZBNMkpAKhb",
+	"CI4l3eljM7dTEnG2Yrsz306pDgZg2Fekpiux+F08Grd0n4UkhT01LUond3QVcqg9W3elQF8fFiGcK85+",
+	"4pfTiXRgm8J7hiRnusgFS6EoDiJ7TfJe5qSzRYayyJWXRkDOTfN8QvSVhPo6oMFRIfgkyDtCk6G/sJIk",
+	"Zwkzp6pIJFQQdcU1kGxjdiqTiouBrf+7p2CD+asVIT1aJ8rzKQ3b67z/l3r7z4NhrpK9YfbPg8N//d/e",
+	"tjr5XzWWvVfy3Z+7HKysBiuX5UrDrDTMc4mZfTcFM68u+Y76RTP1RGrln8YSNPLZGbVNcy/H0qQlxny8",
+	"ysmkYDuwyZ05GQk1lFcQHlrglCylEnaJyzD5m9k7ADzUkIsBqCIzOqNtjK7iynMKYz35VusN+WX/7T8+",
+	"ffr5/N3Bye7bD/vvupZgm3DXPz1H/5wyVamiWM6eNiOx07SyqFfy7tnJO6ycfRTMAhBrN5kB05surBmq",
+	"XPnNvVPZjWAv1CP0K4SDP/cu+l461sjvW7I8QICeFDnXE9CdCMW+W+hh0P31M+D6Qof1PM75U0eIh5zG",
+	"Y6qHO8gLCChcJdMxV57F7uzth4O987PjD01vr29ctkET2+HN4LhCZ5TrPUesRSTc7LNkkmSQrbZpFksu",
+	"PZu1OaXZBYB3lzTQIbkaygw5Ko3zJ3PiGMUqVzx0fGKz19yHsJHnhqsSTFsKwK7Vf9jhpQklmo8Y4MpW",
+	"YVhCX8lCk4tBbkQVwn1RdcFSR65n/rqiXDNEZzBTkFCRsCyz3m1l1AAvMTviKlkFsSDrcCFgwqlQBFfI",
+	"pitXrZ4+7/IAVeEnIWeuXmctk2Kwrlk+IiM2ksb4QVT+C2FMpDXzT8bSAfD/I/x2o/YKRjKfzHupFWBN",
+	"YxOZSRUMGXHN+3jHVSLzNCSnLGODnI7gpv9TfyJ3wpzr74oauXGSyeSiW5I1A5ElRACANZCSJEecYf+m",
+	"QwwZpAXDF2+WATBDIhoZiY0mSYuMxY1KiBVypIWjLbbUBqoy6hN71rwxn/CBMCslLXJQKGiJVWIcGrj5",
+	"crMvFe5W26FYAZxDGsMv69VmXXtvLzvmvw4LCeLQ4xOaYfWUbTXE2LLZdtVNa/vmF7zg6Y5JPcxlMQDU",
+	"PwQmtEzPiOWsCM1yRtMJUWNGL4DVwMom5fgssDTMn/9imvPdE1pUBlnCIBpRVU6NL+1tegDTkv3jbtVZ",
+	"yxkdIOKwMSXdN2/O6JgFBVbTy3lCOl++EJr4DafKBdCc0h27HiyGWpBboBCyFERN29nxTZ7W9W58q6e1",
+	"z4YOHdAZM3vrcH759LeYBJvjxjt+i6nwmCpluSQXoOVSIguAgEMGVS1lZWpsqO6bzIkrc/s2s+HUmXvr",
+	"5sAe8FU1mSOseuKntvRYT/m8BB/JvP0xEylyBrGUcL1jq3e+WNp0rslQZilqDhdxKITmGapGxYwpVk6S",
+	"HuZMmTN+wFkaU2We/nXrP8y+4CgrSnOk+Y0kRWnPfAtBQcYZ1X2ZjyqGV9V0dDsFOZzg7NmamieeEWu/",
+	"77n7fRMlgoANLCXUuwdrlIxprjnNLHSwlrIB5+eFaHpD/qmn47gQT7skjHkLFoN7ItAaLM+LMUAZ5ySX",
+	"4LEYX6d8/m+1HL7J81cKxuzzYZHDD/Fw9lHckzlKs3OauJq4H2D9TlPUg3cPLPPMMYcBdZQ5u5ogeOrH",
+	"t97XKVNPqt5OjBDrTUg1foRJD6rrSQ8YwP8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -73,7 +73,7 @@ func newReplica(t *testing.T, dsn string, c *clock) *replica {
 	}
 	st := storetest.Open(t, dsn, opts...)
 	turns, err := turn.New(turn.Config{Stores: turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(),
-		Analytics: st.Analytics(), Runs: st.Runs()}, Model: echo{}, Semaphore: limit.NewMemorySemaphore()})
+		Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics()}, Model: echo{}, Semaphore: limit.NewMemorySemaphore()})
 	testutil.OK(t, err)
 	t.Cleanup(turns.Close) // before the store closes: the runs it made end first
 	firer, err := schedule.New(schedule.Config{Store: st.Schedules(), Turns: turns, Every: 20 * time.Millisecond})
