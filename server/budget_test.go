@@ -1,10 +1,16 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/internal/testutil"
+	"github.com/agentd/agentd/price"
 
 	"github.com/agentd/agentd/internal/connecttest"
 	"github.com/agentd/agentd/llm/llmtest"
@@ -90,5 +96,60 @@ func TestPerUserBudgetStopsOneUser(t *testing.T) {
 		details: map[string]any{"scope": "user", "period": "day", "limitUsd": 0.005, "spentUsd": 0.006}})
 	if res := h.send(id, map[string]any{"text": "hi", "userId": "bob"}); res.Code != http.StatusOK {
 		t.Fatalf("bob: %d %s", res.Code, res.Body)
+	}
+}
+
+// TestBudgetUnderConcurrencyOnTwoReplicas: 20 messages at once, half to
+// each of two replicas over PostgreSQL, against a daily budget 84% spent:
+// the runs that started finish past the line (the overshoot is what they
+// cost, no more: the spend is the figure the runs made), the next message
+// is refused, and budget.threshold and budget.exceeded go out once each.
+func TestBudgetUnderConcurrencyOnTwoReplicas(t *testing.T) {
+	a := newHarnessPostgres(t)
+	replicas := []*harness{a, a.otherReplica(t)}
+	hook := a.webhookWithDelivery("https://hooks.example.com/budget")[0]
+	id := a.createAgent(map[string]any{"name": "Busy", "modelSettings": map[string]any{"price": agentPrice},
+		"settings": map[string]any{"budget": map[string]any{"daily": 0.05}}})
+	a.openai.Respond(sixMillis)
+	for i := range 7 { // USD 0.042
+		if res := a.send(id, map[string]any{"text": "warm", "userId": fmt.Sprint("w", i)}); res.Code != http.StatusOK {
+			t.Fatalf("send: %d %s", res.Code, res.Body)
+		}
+	}
+	a.openai.Respond(llmtest.Reply{Text: sixMillis.Text, PromptTokens: 1000, CompletionTokens: 500, Delay: 100 * time.Millisecond})
+	statuses := make([]int, 20)
+	var wg sync.WaitGroup
+	for i := range statuses {
+		wg.Go(func() {
+			statuses[i] = replicas[i%2].send(id, map[string]any{"text": "now", "userId": fmt.Sprint("u", i)}).Code
+		})
+	}
+	wg.Wait()
+	answered := 0
+	for _, code := range statuses {
+		switch code {
+		case http.StatusOK:
+			answered++
+		case http.StatusPaymentRequired, http.StatusTooManyRequests:
+		default:
+			t.Fatalf("statuses %v", statuses)
+		}
+	}
+	spent := a.get("/v1/agents/" + id + "/spend").Data(t)["day"].(map[string]any)["spentUsd"].(float64)
+	if want := price.USD(agentPrice.Cost(1000*(7+answered), 500*(7+answered))); spent != want || answered == 0 {
+		t.Errorf("spent %v after %d answers at once, want %v", spent, answered, want)
+	}
+	res := replicas[1].send(id, map[string]any{"text": "more", "userId": "late"})
+	if res.Code != http.StatusPaymentRequired {
+		t.Errorf("after the burst: %d %s", res.Code, res.Body)
+	}
+	ds, _, err := a.store.Webhooks().ListDeliveries(t.Context(), a.account.ID, hook, domain.DeliveryQuery{Limit: 100})
+	testutil.OK(t, err)
+	alerts := map[domain.EventType]int{}
+	for _, d := range ds {
+		alerts[d.Type]++
+	}
+	if alerts[domain.EventBudgetThreshold] != 1 || alerts[domain.EventBudgetExceeded] != 1 {
+		t.Errorf("alerts %v, want one budget.threshold and one budget.exceeded", alerts)
 	}
 }
