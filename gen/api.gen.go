@@ -218,16 +218,16 @@ func (e AgentStatusInput) Valid() bool {
 
 // Defines values for AnalyticsInterval.
 const (
-	Day  AnalyticsInterval = "day"
-	Hour AnalyticsInterval = "hour"
+	AnalyticsIntervalDay  AnalyticsInterval = "day"
+	AnalyticsIntervalHour AnalyticsInterval = "hour"
 )
 
 // Valid indicates whether the value is a known member of the AnalyticsInterval enum.
 func (e AnalyticsInterval) Valid() bool {
 	switch e {
-	case Day:
+	case AnalyticsIntervalDay:
 		return true
-	case Hour:
+	case AnalyticsIntervalHour:
 		return true
 	default:
 		return false
@@ -246,6 +246,63 @@ func (e ApprovalMode) Valid() bool {
 	case Always:
 		return true
 	case Never:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetAlertPercent.
+const (
+	N100 BudgetAlertPercent = 100
+	N80  BudgetAlertPercent = 80
+)
+
+// Valid indicates whether the value is a known member of the BudgetAlertPercent enum.
+func (e BudgetAlertPercent) Valid() bool {
+	switch e {
+	case N100:
+		return true
+	case N80:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetPeriod.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+// Valid indicates whether the value is a known member of the BudgetPeriod enum.
+func (e BudgetPeriod) Valid() bool {
+	switch e {
+	case BudgetPeriodDay:
+		return true
+	case BudgetPeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetScope.
+const (
+	BudgetScopeAccount BudgetScope = "account"
+	BudgetScopeAgent   BudgetScope = "agent"
+	BudgetScopeUser    BudgetScope = "user"
+)
+
+// Valid indicates whether the value is a known member of the BudgetScope enum.
+func (e BudgetScope) Valid() bool {
+	switch e {
+	case BudgetScopeAccount:
+		return true
+	case BudgetScopeAgent:
+		return true
+	case BudgetScopeUser:
 		return true
 	default:
 		return false
@@ -485,6 +542,7 @@ const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
 	APPROVALREQUIRED        ErrorCode = "APPROVAL_REQUIRED"
+	BUDGETEXCEEDED          ErrorCode = "BUDGET_EXCEEDED"
 	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
@@ -526,6 +584,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTUNAVAILABLE:
 		return true
 	case APPROVALREQUIRED:
+		return true
+	case BUDGETEXCEEDED:
 		return true
 	case CONVERSATIONBUSY:
 		return true
@@ -760,6 +820,7 @@ func (e MultitaskStrategy) Valid() bool {
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
 	OpenAIErrorCodeApprovalRequired        OpenAIErrorCode = "approval_required"
+	OpenAIErrorCodeBudgetExceeded          OpenAIErrorCode = "budget_exceeded"
 	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
@@ -781,6 +842,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodeAgentUnavailable:
 		return true
 	case OpenAIErrorCodeApprovalRequired:
+		return true
+	case OpenAIErrorCodeBudgetExceeded:
 		return true
 	case OpenAIErrorCodeConversationBusy:
 		return true
@@ -816,6 +879,7 @@ func (e OpenAIErrorCode) Valid() bool {
 // Defines values for OpenAIErrorType.
 const (
 	AuthenticationError OpenAIErrorType = "authentication_error"
+	InsufficientQuota   OpenAIErrorType = "insufficient_quota"
 	InvalidRequestError OpenAIErrorType = "invalid_request_error"
 	PermissionError     OpenAIErrorType = "permission_error"
 	RateLimitError      OpenAIErrorType = "rate_limit_error"
@@ -826,6 +890,8 @@ const (
 func (e OpenAIErrorType) Valid() bool {
 	switch e {
 	case AuthenticationError:
+		return true
+	case InsufficientQuota:
 		return true
 	case InvalidRequestError:
 		return true
@@ -1282,6 +1348,8 @@ const (
 	WebhookEventSelectorAgentStatusChanged WebhookEventSelector = "agent.status_changed"
 	WebhookEventSelectorAgentUpdated       WebhookEventSelector = "agent.updated"
 	WebhookEventSelectorAsterisk           WebhookEventSelector = "*"
+	WebhookEventSelectorBudgetExceeded     WebhookEventSelector = "budget.exceeded"
+	WebhookEventSelectorBudgetThreshold    WebhookEventSelector = "budget.threshold"
 	WebhookEventSelectorConnectionChanged  WebhookEventSelector = "connection.changed"
 	WebhookEventSelectorMessageCompleted   WebhookEventSelector = "message.completed"
 	WebhookEventSelectorRunCancelled       WebhookEventSelector = "run.cancelled"
@@ -1303,6 +1371,10 @@ func (e WebhookEventSelector) Valid() bool {
 	case WebhookEventSelectorAgentUpdated:
 		return true
 	case WebhookEventSelectorAsterisk:
+		return true
+	case WebhookEventSelectorBudgetExceeded:
+		return true
+	case WebhookEventSelectorBudgetThreshold:
 		return true
 	case WebhookEventSelectorConnectionChanged:
 		return true
@@ -1329,6 +1401,8 @@ const (
 	WebhookEventTypeAgentDeleted       WebhookEventType = "agent.deleted"
 	WebhookEventTypeAgentStatusChanged WebhookEventType = "agent.status_changed"
 	WebhookEventTypeAgentUpdated       WebhookEventType = "agent.updated"
+	WebhookEventTypeBudgetExceeded     WebhookEventType = "budget.exceeded"
+	WebhookEventTypeBudgetThreshold    WebhookEventType = "budget.threshold"
 	WebhookEventTypeConnectionChanged  WebhookEventType = "connection.changed"
 	WebhookEventTypeMessageCompleted   WebhookEventType = "message.completed"
 	WebhookEventTypeRunCancelled       WebhookEventType = "run.cancelled"
@@ -1348,6 +1422,10 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeAgentStatusChanged:
 		return true
 	case WebhookEventTypeAgentUpdated:
+		return true
+	case WebhookEventTypeBudgetExceeded:
+		return true
+	case WebhookEventTypeBudgetThreshold:
 		return true
 	case WebhookEventTypeConnectionChanged:
 		return true
@@ -2205,13 +2283,69 @@ type BioInput struct {
 // Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 // `monthly` per UTC month, `perUserDaily` per UTC day for each user
 // who speaks to it. `GET /agents/{agentId}/spend` shows them against
-// what was spent. (This version stores and shows budgets; it does not
-// yet refuse runs once one is reached.)
+// what was spent. Before each run agentd compares each budget with
+// what was spent in its window (finished runs, and what runs still
+// going have spent so far); a reached one refuses the run: 402
+// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+// platform message (not answered), a schedule or another agent's ask.
+// A run that started finishes even past the line. budget.threshold
+// and budget.exceeded go out at 80% and 100%, once per window.
 type Budget struct {
 	Daily        *float64 `json:"daily,omitempty"`
 	Monthly      *float64 `json:"monthly,omitempty"`
 	PerUserDaily *float64 `json:"perUserDaily,omitempty"`
 }
+
+// BudgetAlertPercent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+type BudgetAlertPercent int
+
+// BudgetEvent A finished run's cost took a budget's spend past 80% of it
+// (budget.threshold, `percent` 80) or to it (budget.exceeded,
+// `percent` 100). Each goes out once per budget and window, whatever
+// the number of replicas; a run that passes both sends both.
+type BudgetEvent struct {
+	Data struct {
+		// AgentId The agent whose budget it is (scopes agent and user).
+		AgentId *string `json:"agentId,omitempty"`
+
+		// LimitUsd The budget, USD.
+		LimitUsd float32 `json:"limitUsd"`
+
+		// Percent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+		Percent BudgetAlertPercent `json:"percent"`
+
+		// Period A budget's window, a UTC calendar day or month.
+		Period BudgetPeriod `json:"period"`
+
+		// ResetsAt RFC 3339 UTC with milliseconds.
+		//
+		// Example: 2026-11-21T10:00:00.123Z
+		ResetsAt Timestamp `json:"resetsAt"`
+
+		// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+		Scope BudgetScope `json:"scope"`
+
+		// SpentUsd What was spent in the window when the alert went out, USD.
+		SpentUsd float32 `json:"spentUsd"`
+
+		// UserId The user whose daily budget on the agent it is (scope user).
+		UserId *string `json:"userId,omitempty"`
+	} `json:"data"`
+
+	// Timestamp RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Timestamp Timestamp `json:"timestamp"`
+
+	// Type The kinds of event a webhook receives; each one's body is listed under x-webhooks.
+	Type WebhookEventType `json:"type"`
+}
+
+// BudgetPeriod A budget's window, a UTC calendar day or month.
+type BudgetPeriod string
+
+// BudgetScope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+type BudgetScope string
 
 // BundleConversation A conversation, named by its roomId or else its userId, with its messages oldest first.
 type BundleConversation struct {
@@ -2716,8 +2850,14 @@ type ErrorDetails struct {
 	// Limit Which limit was hit: `concurrency` for the in-flight cap.
 	Limit *string `json:"limit,omitempty"`
 
+	// LimitUsd The budget, USD (BUDGET_EXCEEDED).
+	LimitUsd *float32 `json:"limitUsd,omitempty"`
+
 	// Model The model the provider does not serve (MODEL_ERROR for an unknown or retired model).
 	Model *string `json:"model,omitempty"`
+
+	// Period A budget's window, a UTC calendar day or month.
+	Period *BudgetPeriod `json:"period,omitempty"`
 
 	// Protection Why DELETE_PROTECTED refused a delete.
 	Protection *DeleteProtection `json:"protection,omitempty"`
@@ -2731,11 +2871,20 @@ type ErrorDetails struct {
 	// Reason Why it was refused.
 	Reason *string `json:"reason,omitempty"`
 
+	// ResetsAt When the budget's window ends (BUDGET_EXCEEDED).
+	ResetsAt *time.Time `json:"resetsAt,omitempty"`
+
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
 	// RunId The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED).
 	RunId *string `json:"runId,omitempty"`
+
+	// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+	Scope *BudgetScope `json:"scope,omitempty"`
+
+	// SpentUsd What was spent in the budget's window, USD (BUDGET_EXCEEDED).
+	SpentUsd *float32 `json:"spentUsd,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
 	Status *string `json:"status,omitempty"`
@@ -3893,8 +4042,13 @@ type Settings struct {
 	// Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 	// `monthly` per UTC month, `perUserDaily` per UTC day for each user
 	// who speaks to it. `GET /agents/{agentId}/spend` shows them against
-	// what was spent. (This version stores and shows budgets; it does not
-	// yet refuse runs once one is reached.)
+	// what was spent. Before each run agentd compares each budget with
+	// what was spent in its window (finished runs, and what runs still
+	// going have spent so far); a reached one refuses the run: 402
+	// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+	// platform message (not answered), a schedule or another agent's ask.
+	// A run that started finishes even past the line. budget.threshold
+	// and budget.exceeded go out at 80% and 100%, once per window.
 	Budget *Budget `json:"budget,omitempty"`
 
 	// Discord `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -4423,6 +4577,9 @@ type AgentUnavailable = ErrorEnvelope
 // BadRequest Every error body.
 type BadRequest = ErrorEnvelope
 
+// BudgetExceeded Every error body.
+type BudgetExceeded = ErrorEnvelope
+
 // ConversationNotFound Every error body.
 type ConversationNotFound = ErrorEnvelope
 
@@ -4467,6 +4624,9 @@ type OpenAIAgentUnavailable = OpenAIErrorResponse
 
 // OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIBadRequest = OpenAIErrorResponse
+
+// OpenAIBudgetExceeded Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIBudgetExceeded = OpenAIErrorResponse
 
 // OpenAIConversationBusy Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIConversationBusy = OpenAIErrorResponse
@@ -5528,12 +5688,28 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "limit")
 	}
 
+	if raw, found := object["limitUsd"]; found {
+		err = json.Unmarshal(raw, &a.LimitUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'limitUsd': %w", err)
+		}
+		delete(object, "limitUsd")
+	}
+
 	if raw, found := object["model"]; found {
 		err = json.Unmarshal(raw, &a.Model)
 		if err != nil {
 			return fmt.Errorf("error reading 'model': %w", err)
 		}
 		delete(object, "model")
+	}
+
+	if raw, found := object["period"]; found {
+		err = json.Unmarshal(raw, &a.Period)
+		if err != nil {
+			return fmt.Errorf("error reading 'period': %w", err)
+		}
+		delete(object, "period")
 	}
 
 	if raw, found := object["protection"]; found {
@@ -5568,6 +5744,14 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "reason")
 	}
 
+	if raw, found := object["resetsAt"]; found {
+		err = json.Unmarshal(raw, &a.ResetsAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'resetsAt': %w", err)
+		}
+		delete(object, "resetsAt")
+	}
+
 	if raw, found := object["retryAfter"]; found {
 		err = json.Unmarshal(raw, &a.RetryAfter)
 		if err != nil {
@@ -5582,6 +5766,22 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'runId': %w", err)
 		}
 		delete(object, "runId")
+	}
+
+	if raw, found := object["scope"]; found {
+		err = json.Unmarshal(raw, &a.Scope)
+		if err != nil {
+			return fmt.Errorf("error reading 'scope': %w", err)
+		}
+		delete(object, "scope")
+	}
+
+	if raw, found := object["spentUsd"]; found {
+		err = json.Unmarshal(raw, &a.SpentUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'spentUsd': %w", err)
+		}
+		delete(object, "spentUsd")
 	}
 
 	if raw, found := object["status"]; found {
@@ -5633,10 +5833,24 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.LimitUsd != nil {
+		object["limitUsd"], err = json.Marshal(a.LimitUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limitUsd': %w", err)
+		}
+	}
+
 	if a.Model != nil {
 		object["model"], err = json.Marshal(a.Model)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'model': %w", err)
+		}
+	}
+
+	if a.Period != nil {
+		object["period"], err = json.Marshal(a.Period)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period': %w", err)
 		}
 	}
 
@@ -5668,6 +5882,13 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.ResetsAt != nil {
+		object["resetsAt"], err = json.Marshal(a.ResetsAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'resetsAt': %w", err)
+		}
+	}
+
 	if a.RetryAfter != nil {
 		object["retryAfter"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
@@ -5679,6 +5900,20 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		object["runId"], err = json.Marshal(a.RunId)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'runId': %w", err)
+		}
+	}
+
+	if a.Scope != nil {
+		object["scope"], err = json.Marshal(a.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'scope': %w", err)
+		}
+	}
+
+	if a.SpentUsd != nil {
+		object["spentUsd"], err = json.Marshal(a.SpentUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'spentUsd': %w", err)
 		}
 	}
 
@@ -9415,7 +9650,9 @@ type ClientInterface interface {
 	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 	// `run_pending` naming the run, which goes on. A run that waits for a
 	// person's decision on its tool calls is 409 `approval_required`
-	// naming it. With `background: true` it answers at once with status
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
 	// `queued` (waiting for a slot instead of being refused); read it
 	// with `GET /responses/{responseId}`.
 	//
@@ -9478,7 +9715,9 @@ type ClientInterface interface {
 	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 	// `run_pending` naming the run, which goes on. A run that waits for a
 	// person's decision on its tool calls is 409 `approval_required`
-	// naming it. With `background: true` it answers at once with status
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
 	// `queued` (waiting for a slot instead of being refused); read it
 	// with `GET /responses/{responseId}`.
 	//
@@ -11188,7 +11427,9 @@ func (c *Client) ListModelPrices(ctx context.Context, reqEditors ...RequestEdito
 // AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 // `run_pending` naming the run, which goes on. A run that waits for a
 // person's decision on its tool calls is 409 `approval_required`
-// naming it. With `background: true` it answers at once with status
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
 // `queued` (waiting for a slot instead of being refused); read it
 // with `GET /responses/{responseId}`.
 //
@@ -11261,7 +11502,9 @@ func (c *Client) CreateResponseWithBody(ctx context.Context, contentType string,
 // AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 // `run_pending` naming the run, which goes on. A run that waits for a
 // person's decision on its tool calls is 409 `approval_required`
-// naming it. With `background: true` it answers at once with status
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
 // `queued` (waiting for a slot instead of being refused); read it
 // with `GET /responses/{responseId}`.
 //
@@ -16008,7 +16251,9 @@ type ClientWithResponsesInterface interface {
 	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 	// `run_pending` naming the run, which goes on. A run that waits for a
 	// person's decision on its tool calls is 409 `approval_required`
-	// naming it. With `background: true` it answers at once with status
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
 	// `queued` (waiting for a slot instead of being refused); read it
 	// with `GET /responses/{responseId}`.
 	//
@@ -16071,7 +16316,9 @@ type ClientWithResponsesInterface interface {
 	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 	// `run_pending` naming the run, which goes on. A run that waits for a
 	// person's decision on its tool calls is 409 `approval_required`
-	// naming it. With `background: true` it answers at once with status
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
 	// `queued` (waiting for a slot instead of being refused); read it
 	// with `GET /responses/{responseId}`.
 	//
@@ -19957,6 +20204,16 @@ type SendMessageResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse402Headers the declared response headers of an HTTP 402 response for SendMessage
+type SendMessageResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse403Headers the declared response headers of an HTTP 403 response for SendMessage
 type SendMessageResponse403Headers struct {
 	RateLimitLimit      *int
@@ -20070,6 +20327,8 @@ type SendMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -20096,6 +20355,8 @@ type SendMessageResponse struct {
 	Headers202 *SendMessageResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *SendMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *SendMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SendMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -20136,6 +20397,11 @@ func (r SendMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SendMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r SendMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -20229,6 +20495,16 @@ type StreamMessageResponse200Headers struct {
 
 // StreamMessageResponse400Headers the declared response headers of an HTTP 400 response for StreamMessage
 type StreamMessageResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamMessageResponse402Headers the declared response headers of an HTTP 402 response for StreamMessage
+type StreamMessageResponse402Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -20336,6 +20612,8 @@ type StreamMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -20358,6 +20636,8 @@ type StreamMessageResponse struct {
 	Headers200 *StreamMessageResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *StreamMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *StreamMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *StreamMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -20386,6 +20666,11 @@ func (r StreamMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r StreamMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -22672,6 +22957,16 @@ type CreateChatCompletionResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse402Headers the declared response headers of an HTTP 402 response for CreateChatCompletion
+type CreateChatCompletionResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateChatCompletionResponse403Headers the declared response headers of an HTTP 403 response for CreateChatCompletion
 type CreateChatCompletionResponse403Headers struct {
 	RateLimitLimit      *int
@@ -22783,6 +23078,8 @@ type CreateChatCompletionResponse struct {
 	JSON400 *OpenAIBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *OpenAIUnauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *OpenAIBudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -22807,6 +23104,8 @@ type CreateChatCompletionResponse struct {
 	Headers200 *CreateChatCompletionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateChatCompletionResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CreateChatCompletionResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateChatCompletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -22842,6 +23141,11 @@ func (r CreateChatCompletionResponse) GetJSON400() *OpenAIBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON401() *OpenAIUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON402() *OpenAIBudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -23310,6 +23614,16 @@ type CreateResponseResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateResponseResponse402Headers the declared response headers of an HTTP 402 response for CreateResponse
+type CreateResponseResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateResponseResponse403Headers the declared response headers of an HTTP 403 response for CreateResponse
 type CreateResponseResponse403Headers struct {
 	RateLimitLimit      *int
@@ -23421,6 +23735,8 @@ type CreateResponseResponse struct {
 	JSON400 *OpenAIBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *OpenAIUnauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *OpenAIBudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -23445,6 +23761,8 @@ type CreateResponseResponse struct {
 	Headers200 *CreateResponseResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateResponseResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CreateResponseResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateResponseResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -23480,6 +23798,11 @@ func (r CreateResponseResponse) GetJSON400() *OpenAIBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateResponseResponse) GetJSON401() *OpenAIUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r CreateResponseResponse) GetJSON402() *OpenAIBudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -27165,7 +27488,9 @@ func (c *ClientWithResponses) ListModelPricesWithResponse(ctx context.Context, r
 // AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 // `run_pending` naming the run, which goes on. A run that waits for a
 // person's decision on its tool calls is 409 `approval_required`
-// naming it. With `background: true` it answers at once with status
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
 // `queued` (waiting for a slot instead of being refused); read it
 // with `GET /responses/{responseId}`.
 //
@@ -27234,7 +27559,9 @@ func (c *ClientWithResponses) CreateResponseWithBodyWithResponse(ctx context.Con
 // AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
 // `run_pending` naming the run, which goes on. A run that waits for a
 // person's decision on its tool calls is 409 `approval_required`
-// naming it. With `background: true` it answers at once with status
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
 // `queued` (waiting for a slot instead of being refused); read it
 // with `GET /responses/{responseId}`.
 //
@@ -35777,6 +36104,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35995,6 +36329,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers SendMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers SendMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -36492,6 +36871,13 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -36648,6 +37034,51 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers StreamMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers StreamMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -42017,6 +42448,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest OpenAIBudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest OpenAIForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -42190,6 +42628,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers CreateChatCompletionResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateChatCompletionResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -43474,6 +43957,13 @@ func ParseCreateResponseResponse(rsp *http.Response) (*CreateResponseResponse, e
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest OpenAIBudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest OpenAIForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -43647,6 +44137,51 @@ func ParseCreateResponseResponse(rsp *http.Response) (*CreateResponseResponse, e
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers CreateResponseResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateResponseResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -51159,6 +51694,20 @@ type BadRequestJSONResponse struct {
 	Headers BadRequestResponseHeaders
 }
 
+type BudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type BudgetExceededJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers BudgetExceededResponseHeaders
+}
+
 type ConversationNotFoundResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -51381,6 +51930,20 @@ type OpenAIBadRequestJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIBadRequestResponseHeaders
+}
+
+type OpenAIBudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIBudgetExceededJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIBudgetExceededResponseHeaders
 }
 
 type OpenAIConversationBusyResponseHeaders struct {
@@ -57348,6 +57911,38 @@ func (response SendMessage401JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
+type SendMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response SendMessage402JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage403JSONResponse struct{ ForbiddenJSONResponse }
 
 func (response SendMessage403JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -57801,6 +58396,38 @@ func (response StreamMessage401JSONResponse) VisitStreamMessageResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response StreamMessage402JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -61590,6 +62217,40 @@ func (response CreateChatCompletion401JSONResponse) VisitCreateChatCompletionRes
 	return err
 }
 
+type CreateChatCompletion402JSONResponse struct {
+	OpenAIBudgetExceededJSONResponse
+}
+
+func (response CreateChatCompletion402JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateChatCompletion403JSONResponse struct{ OpenAIForbiddenJSONResponse }
 
 func (response CreateChatCompletion403JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
@@ -62628,6 +63289,40 @@ func (response CreateResponse401JSONResponse) VisitCreateResponseResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse402JSONResponse struct {
+	OpenAIBudgetExceededJSONResponse
+}
+
+func (response CreateResponse402JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -68451,803 +69146,823 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1rd+M2ljeKfxUs/edZZfdDO7LrkpS9njWt2EriTvnStpxMplUjwiQkIaYAhQBtq2v87r/OeX8+4vkk",
-	"Z2EDIEESlChbTlI9NWtWxyXiftnY19/+1In4bM4ZYVJ0Dj51yAOezRMCf58SIfCEXJJ5slD/FtlshtNF",
-	"56AzmBKEJ4TJVwKl8Dno3OEkI6pYjCVW/4UCJ3HnQP816u79Gr+++2b25rf9h69v39+/le/S7uKf+Cbq",
-	"BJ2Z7guKz8TEFL7Zv/0mfTN7x76Zd3/bF2/ku7t7KCyx7SXiQl6LuHPQ3e12u933QYeyeSYH/JYw0TnY",
-	"2+8GnRmPSdI56Ezmcuft7rsdSdIUd4IOz6RT9HU36KREzDkTZEBnRFV+/Wb3bdCRUOJakLhzsPe2+1iU",
-	"6xx0TnF6S6RACee3KJry+XxxiKYkJYgKNOX36ASlBMdITslstxN0Us5nME31x+jN23edoCPpjAiJZ/PO",
-	"QWe/u/9uZ29vZ39vsNc96HYPunu7b96++89O0MkESaGq+mO0t/+68xh0RBZFRIjOgUwz8vgYFNv2W0aE",
-	"PKYpiWR5+3oohl+RWXW0JacERZzdkVRgSTlTY1e/qY5eiW13eyV5kOoIkCRBM4Iw+pXfkl3/6GqjOWGX",
-	"nM+qo7HDoAxhpJYlQPdUThGVAs0TLMc8nanhQdfOUOxP6s8pZgw2WaY4pmyyE02xKmzrdw46MRURT2O1",
-	"aN5N0BP7eYolijla8AzJKWW3CN/wTMJyRFmaEibRDPb831tO+kqmBM/U4aneIYFnxM4+gB7gNiFhaziT",
-	"9Q1Zl9Nb/xIT0CM/5oxUxq4uBCJ3imrAuBmKVaF8uB0aH6C9IVO39AB9GnbkYk6GnYNhR0icymEnGBZX",
-	"Hn5ffumHncchGzLV6r6vVbih0CqcCSbh15+nCxTT2Kn8un1lvV5TGt0Stru76zTyxteImv8TpgUVNDUb",
-	"dg4+DR1aM+wc7HeDoUvPhoomBcMS4Rp2Dr6BoQMdHFpCuPc+GJbI2bBz8HZvf/e16lHRQxheiSIOO48w",
-	"x071AHyHaeI7vvOU39GYpGgMBRAeS5LCuumDiWCz3WP8WZ0LkqY8hcrmL7U/EY/11973/bPB6Pqs91Pv",
-	"5EPv2w99d/C6hHr2FCVlXCJ8h2mCbxKyC+ViIjFNhG5TSCwzUekzJVhwBj+eqv0qVjvFkqCEzqhE5CEi",
-	"JFZn5bFh7y6JyGq0x/xoNgzuMdqv7NKXq9LyqlyamkdccU6yutY9FNkPKGcbHLp+g6PbScozFncOxjgR",
-	"JOhEKcGSxCMsOwd7X797/fXe+/1uN9CHo3PAsiQJOhTeAiLmy3klymz3I3Pm8gaYkGkWqec+/83hrB4L",
-	"vqkF/8ZvfgU2o+NMUS995+Afn+xpgb8xY1xi0+0/PubvlqIo+l0CXkqgCCczJHmMF4q9UMenc2AaHUGd",
-	"x49mGZYenQdguhJVGQtBhcRMwtupLl3noJNvT9GJOZjQwTwld5RnYmRnNlJd6uXytpFB1YNP+jSOpMuJ",
-	"2tE7LKfkEidFKWAv1Vus+3hUr/GU4JikwJMDTYlPJoyn+qDFREQpnavltGtIZjckFYiPDUcBTAj8jZm4",
-	"Jymiurph+xKqGXnJeSIQZrFiS+YJZRPb1HagzvAM7wgyx4r6xIHi1WzLPI1JeojwjVB05F5xA4wzgu6x",
-	"UBsnoimZYUe4UEya6iuALkfRlNNIsT9kNicplllKip0QMqVsAjxJf4An/hmnRPAsjcgrgRQHq/hXrGaC",
-	"CJNULpDEk0NEJZrxOyI0a0nuSLpAimucEPQ9kUhM+b1AW5jlgs2MyJRGAmFBY7K9i64Ii1Ur6sKq6Z+M",
-	"d06xjKaIp+rvM86I/qFp0sPO18OOd2qXWJIPiqDvwP/WZ3nSH3yHgA3mY/QfO5XyqsO8m3ddt3fTF2WS",
-	"TEha6eySzDBlahDtO8zrlDpdp09BPBO8IhFnsUAZkzSBs3pDmeLj9UP3Sm0bi/m92msiRanzN/ureicy",
-	"Xez01GPX3LPk6B6r7SVjnqozJdNFdZrlnmaU0Vk26xzsBb5ea9tU7/sUP6gW7E0SaE5SNKMsk8Re39Iy",
-	"rLfR3m2rD+LSdp6QsVQH2xUUzKqvHMzb92sNxnsGrhl9QEoURltCb8o2woqg0Gi65pHY+/r92/23b/dX",
-	"rNFj0FEEbUakJa/7vZ80BfFTmt5+T/Fhkkc8yWlNhdBuhXu73TBQZCHs7r4ODzU1nBHMBOruvg4UcZKa",
-	"fdYNCbwQ26Xxd/Z2u/B4dw4M9e8EHYZn6lNvv7djB1k6jvjhA2ETOe0c7L3zUZmeVcj4ZmapHo0V0RxT",
-	"kgYo1A//MOt2X0c0hv+SsDzQFrwBzGKO5bSYg9UNBR21ahTeMi3EeucD3E99QkeOxuIkvlA9eOfmajaq",
-	"U1Tfls8QSqzgsWoTjEpDe+Y8j0lC1XvVtHex+V6d2/00Xj41VUDPLN7D+zevozfxW/Ju/PXkm+n7X2/9",
-	"M4uLwTxvVicxmc25JCxa/EgWPuJ4S0TpZgk8JopOA20+QBilZE4UhVAvurT6lFuyAC5GTsmQwS83PF5A",
-	"IcrQ/hs05VkqAjRO+ayohaOIZ0wGhkfSHY9pKuSQGbYJTzBlaEszfdCFangbWuaZRDFXxEnVu+fpLZL3",
-	"NCK7yOp5hkwNDIaKGZdTkupxUYHe7O+j8OS4f3pxPuifHf0y+rH/y+iyf33VPw4PnWlOaUKGLB8YEpIm",
-	"CUozJqCV7vt6Kydno+urfriLeg4jiOWQGZH9lpA5CKhTyiYBEhyUbrDAumE8TomY7qI9tfD7b9+ieUqZ",
-	"VILskPWujk5OFBOV4khR0MN8ZmY1X4liS6iApvk9U4OxGq4h0xovqhXJeKGkUl1Sq5cQZxFRbNcUC0RY",
-	"TGK1Ika/oKcCv9qVRSFISaGRakvz2x2yJqLqHMYddRr9HNzb8f7N19F7sqMltB2ra3TlCvfgv30bKC4h",
-	"J8vquZGSpGoE//WP4fBhv7szHD583f/4v//NyxiejIGjrF+O3lytmpa7gYflTK2ifYlyflgxzVqZS9VS",
-	"ErSlnqW/hNsHQ71V91QQuz6mLWGvTy4vCPRmb3/IwovL/tH52fHJ4OT8bPRd7+RD/zjUJzyakug2r2fG",
-	"hFMCfcoUM4FB0ly2BYafXsE9O+v7dm/fv2iKF29aOD2l1903+sQwbsiDElvaLJ76Lx8jXBWJUEKF1K/+",
-	"X0J4zZtmWUgKz55qk7ggyUwzk3M8IflYfstIuiiGAmxUaQgxGeMskaBNUb0b9lbR7xXM7mlhv6mvuGYu",
-	"tG4b3qicBQpB7WcvKx/DxTeXe4Lv1MXf9T9DhcFo2StUrOlqo1Kx2O/eVK9tfeUvjJBfnqv6FbFMSc3m",
-	"gdlrWn21M/7F31u52lbl5F3uXMtUYgcOUAjKohAuKRD5TDND+fsVphkbVTiENgqm2t6kxfCexyJcZkv5",
-	"OjsDh+VRU1jK8qgCa88nY5uYyhXQle9o4pVDzxUBhydXvWooUu8mCGNUoHutAvMdI02sSgfp31Iy7hx0",
-	"/n9fFabdr/RX8VU+jHxQwM2sHpQdiuZ+GkejFWLrjEbXUKO5iqYkzhLSxOYK87265yKaLt9zVUDv+bh7",
-	"8yZ6F39DuuP9yZvpu1+/uZ3591wUg3nexv9Mbqac3zZN6l5/rrPuqzh3M6Po69n+7Rv2bv7Nb920UHh6",
-	"ZnSfD+Q5E3KM34VC8prl5o3cLsvgXcLzeUIjEIO++lVosTqfxSer0f4EZhVFvKpGlU7QydXWn4xNRMkG",
-	"Ky0iMEmZLozWZ/9rR1ure33MvQ5Ux35bTcnADtr5x7Znu6866bM7kvA50QtXIdTVuWoLMLYjoUyxTHcE",
-	"dK0wZOAuwChuJ24GHHE2ppMsJfEuyp9bW8tYeXDZXJeBjmucCSKsBVqgsSqNIs6TnZjfM60gttVeCeQo",
-	"0gJEEkHQ6y4S2wdaWNKtvgIeH73tvjbsIBe2pxiUICDGoAin6QKFTov6ZQrNdu8WuxfqhTE6IVBTBQgs",
-	"JiRG2VxdDEdD7lG6+bbJ1PiqWrxZQdqulaKKX+3ZthVVvK66XFrbKdqkflxWv15hmQ6xbUul9fAqAdu3",
-	"BGuiLtK3ODZay+eRm5Ozn3ofTo5Hl/2/X/evBmViM6YkAeOSojUX5hIAWTFEaJYJiW6IkQgOEJ8ThmmA",
-	"MJPTlM9pFKBJyn8L0ITzSUICxJMEz3CZ8JywO5zQGIE9EC5gqb8XpUCV6RuvG3sD0f9BnxAsQoD0nNFj",
-	"iBieWS1HzKWSe9QrkyuIcayrgKgE1MPqVwMksmhqDDP8jqQ7CWcTo2M8ibXI9C97j/+Vb6Orhj3j8jtt",
-	"y37OvTw6P/upf3nVAz3D2flg9N359dlxx703bqfwBo5Vt7/Dg50PB20xbs60fW9B94GTBB5LowPbVo+2",
-	"f0L6fdW1p1g95bo9V3n85Vp8rtfCau03cyWO+x9Ofupf/tJwHWxnv9NV+Ln/7Q/n5z/6LoMRM5Zeh/pk",
-	"9FWwdd3LYO0NXy7C53oRvuPpDY1jwp59A/qD/uji8nzQPxr0j8vc2jzlkkTmeBKmpLfYZdZikhBJLvJS",
-	"SnQSRCJu9BpAhQ9RlBCsZCzNCl30Bkc/aGOLT1x8NdD6f9Sz+v9XqlkzFBJrDSD0TDl7YVbu6vq7706O",
-	"TtQTddG/PD25ujo5P7tCW1i7n9+ShZorRvcplWQ7QNXlBOGy1Mzfr88HPbRV4gd/y7jEAQJh7vELz/bZ",
-	"3smy8fWEXYtnam78hsfSG1WYII3BlgpUsbvBrbRWTe1l9JKXxjvmACyupYEaG3FYGW1YG+6hMZ1qlQuV",
-	"iBjXogmRoLnRFrUv1+Zf4tpckkyQeLP3Rpv9S/dm4Lso91hoKgw6O2N2N8f2d700esBaRVe/IPkwDTuY",
-	"YCFzHwzf2NFWyTuCp6Bf+PLQfLY3hkmSMpz0i3P/dG3doH951vsw6l9enl92ylo03YvReG/Zw0Rj9Hq8",
-	"j99H2y/MfbkjCxBmKGPkYW64QK0YP4QLYGPdIpymlICYQ83gxZdD/tkeclDintrzuAmd9Gn/6qr3fd+v",
-	"kzaRkGVVtBL9bwgis7lclMUVMzCkqmlXK23++120y2Yi2sMmVEMAvmlGhQCfMxivIvSSc5RwxURVFNPw",
-	"TuhHARbgy0X5XC/Kj4zfJySekM0oxX48O//5Q//4+36DVizvDsU8ymZKZv/Tq4o9c2rSE9tJfeGOPtf7",
-	"cEpmfFMa4tP+6Xmjflh39Oc//dVJNB39Gczny8H/fA8+nMwjzsYJjeQGzYXfXl/9UvEaAve9la5/j2WZ",
-	"uw6IcZOJigN/mrE/vYJqyCoaqqo5Ui2YFt9LE1a3DataCLNYRx0ImWJJJqClC1PyK4lkmBv6VUlQ6eVD",
-	"w1Qa/cQ9hmHw+ZzE6GaRr59Z7+3AcftRm+W4GWAJqwxu419u+ud70zf1xoEs0fjIaTHnM3jlKtNoeubA",
-	"ZT53+zOO8eD0B5ISSdEtmX/h/z7fy8FjsgnV2On5cb/Qizlvnwt99b4TdKwzZ+ego93VXC0CoAeAZ20I",
-	"5UMUc6I9TMkDhUh/QBWKOfw2xXcQN0cEmDio1juX39BZ2VE3b0+Q9I5ohRiUgP4OUTTlXJDifYBvY/PC",
-	"wPV40SvtLGPgDK7wMzZurKV3bitjt4zfM7U6KZE0JbGuF+TlzcYG4B9XRBxv76LvwONWd+M621ZWynkg",
-	"oSw8kEQgKqtOs2orQwvf5bju6i+HjouxkHghUKidjMMvJOQzJSGbeVgrj1mn7uzwhzyqgXrp9HEtbMY0",
-	"bnpcvxziz/cQn/KYjmkTqI03KlO7XpciKoEuxoc2rLNyICyEzLIRQhk/JsuXw/OnPDznc8J6J5sNRNKw",
-	"FpnTXJWzwd6IoQPUKjQJeACLImVDrNRDn45McFJrkqpnD4TVhoX6CGvoNh+iryy4hzPF8GAjAUg/Q3yP",
-	"BVKCaCKBIJyoKRApqMQBTeidQX74EvPzJeandMs3FflDtcV2ZJj4zoqQHBMgd4DA0Kq6xQBWm4lCi2U4",
-	"FPIAbIi54bZZ0XECuUtdv9iF9/YDN7/yJTxA2ETtFHZZuOm6HNx6xguYXoEwCtXUw/rcD1EIU3clFFXe",
-	"DRbaCu2q/KP7cTflCfniSfqZ30s3HOfbTCyedztdRfToRjX3JN38ASpU/g3YVL6H+I+/oLX5m6e5QUFv",
-	"pKF7vCiQWwycVzjLEkklFrdXRnkfutp7sAYsGQieq7caJyPrMWIGYkq+AhQJ0PTb4OGYRFSjojHgFCTn",
-	"CchpQgPFWIKhqYMxHHy5/J/15d9QgAdlIhuPaUQVXzonKbxEnIm6M2zv4gQCGnIlGagiQeOVVzNqQyoQ",
-	"B1hRiMDwX/ii0ovd9WoX5h32TzjU2GYmaiMCwFwkCItzRuTLhfmsL8wGnWKt86g5ues6xf45RNHyJNTx",
-	"/+JA+z/wWmzKGgYmEs+FeBGD1AF6vtnsz3ELnWVzVUGvRBsz2Jer9/lfvc2YkvQxYlyOwFzUcAPDVcDB",
-	"vltkta1WtwioI7Rk/sn1LmD4/hPJdJVlCQ/MT6F/Vl+MW/9iN+wCLxKO4wHnH3D63CCRuW5sJDkfJdCc",
-	"e8uMhlRH0Gmrg0B73TffvP36HbpZSC0//DlVH7WZmaeoPBd0Sr/9ch8+6/tgz8dmHh3/c3PGczBUk1FO",
-	"5+BZ4gYMEavGz+HPekfcR4Q5U2x4OEBTaD0ntriGt8ACzXBsliUUkqfkAIEzh05doPEy4i96+c/8lmXs",
-	"gkDWjOfdrzRjo7lpqMrQpRlboWhHE8XKcZZDDbuSw4FWdVGJsERf3e19BVyQ+GoVg/hVmjHx1fKO/yyi",
-	"lbN8VoOeMRTTWPO3LLbpCSBpAAIvqOPRxeX5TyfH/cvR4OS0f349KHztCWwesi71mMVoisE2TiWA621D",
-	"wiOz7EFuFihr3+kXnvLzvt0Dzk8xW9gMPs+84liSEXiqjBxPFYerrHuyBCW4kzf71l+j6dq5XbzQ1at2",
-	"oa9ffWpax15MyVXpvBIo4kynQIoWKMJzeC9TgqMpiQ8r3ioCL4RJH2BSk3zxTvkf6p1yzXAmpzyl/3wu",
-	"LIxl/vCcjm7JwuufwtPcWcMYxJrunRoVYdL0/2J3z9dNyeHEzMY8gdaK54IBzHAy5ulMkRbjVq9ozB2/",
-	"JTBf8jDPcQvskotsPuepJPEpiSkewIyfs/RZ0eJoppocwSpWwEdV4zuqM2RhgKvd/HnlB/8MXUGbWqU4",
-	"0+47nql9YRs+QzK1USXURe+XD+e949Hg/Hz0oXf5fX9tJdQLBhLUBhd8USP9i53lFJhNqja8yFD+jONc",
-	"T25VF3VNGILJcBUjQVmkzYY2G2SeFhZkrJc94/URB6UcVp5hQvREeYyHef4vxeWaKl+uxWd6LS4z9h1l",
-	"VEyfex8ur89G352cnVz9UMXa9aS9fvQphcBDMUkJjhdobMb0ohfCHXKQq1nsEEz2wDxYUk8jtJkJi8xG",
-	"X87953nuN2NKUIfIHwh5mf1eqQZKYwgKOICMFTbvZSgDoCmsxFJ+UeV/3kf7Z0zls/X49mD93DsZnJx9",
-	"30DXDVaMn6rnbhmQLr3s9f27XAoz9oLALxvRF3r/L3opbLbAzRD9q6Mf+sfXH5qQZWxnf35omfpEmrBl",
-	"bIbDL+/C53oFNmr+uewN+qMPJ6cng1H/P476/eMq1++mU3yz/9jSNJRg+cJZzDwDD7y2nTlJd2xMcqN1",
-	"54vt5n+c7WZzVpvrs9714Ifzy5P/rOiOlplsXvBquOMJNmFz2by15frs6vri4vxy0D8enfaPT3qjwS8X",
-	"/adYW150HX2DDL7YS/7VSYNJ3rwZHrOWNK10yk1Xf1QCN1Ay2PxrX7CW/mXPdH6EdPbu/R7g5hzhOb6h",
-	"CZWU2Gxqc5Laf5EHCbpTUzSFe2Cs2TecJwQzNcB5JqZnXNKxuRPCX0yjWJqVqH5+zM3k/OZXEsEyFoNM",
-	"G9ChDFeH0xjxMert99DebndXwx0684gqs1x2g7wrA9dojLNEnrB5Jk95rBuikszc2dps6YUDRprihVP9",
-	"PJNPre/M3VNe53r3fBAkylIqQVigKZmpyZa6XrEYV/X6vvHZbpTAPNOTw7G20eHkorQbLTvULXV8B0Pc",
-	"0iRZaxawpVeqmnfwlreByNkxjsj6jedVfR0YG+GSQ/xKoDCbx1iSuCcBlLGagN9N3v8Pvd/lY+GfR9F5",
-	"UL4HviPtPaf5en9cckeL6deoyDzlkkc8+Zbm/sgVj5W/XZ2fXV4c+aYd5NV/alrDcG+3GwKeRXf3tb+N",
-	"LE08l6OypKpQUBttfQDLlkEfsdoQewiWsHDUT+NDve8xSqiQAoXRFEud8J4But2cpCia4hRHgJ2lc1du",
-	"USnAdhsgpwPw8jX8h9iuk79VtMNWXY8i0dhbjD6RQDYSMP5UkinxZK0aleNA407gv2bQcNMpSCUdYw1s",
-	"X94FbL6c+Ndt1SbNiMQxlriZsso0I55BNS7sHKfrPQUXOJUrl82Zpu2iYan6d+rCAFNQvzFX4Em/A4IV",
-	"UQXFAQrV/A/QMOt2X0e9/d7fBGeX88g6wyFFRuAjCVFCGREBIjiaojFPEn5vEOjRTYLZLXw/RBiFB2hO",
-	"2SREEZ/NTGfpAu29zSHo7gHW7l4bYerUJeg87MAAd9px6PVxwxL29nvfEznA4taBOau/FeBXKBQdCU3x",
-	"EG0Zvsdz86dUSJ4uPhA2kVOAhaaMzrJZ56DruCVKMtHKnoYrLQnDWvBZTkBp3LTVPwwGF71MTitve+2O",
-	"3BCckvQ7ns6wfNItEXnDy4dqyjUM12xQjkhQJebqoO1cXhxpgA0N5ry320UzIqc8FvqghhovLYEQ5vGQ",
-	"hRPOJwnZTefRLrR8wsY8RLpjgbZCB8NZPw2vhEHwUHJkAMr7IcMChRUzgQ7cMrjP8FS9EoGxGwgUDnpX",
-	"jrwXHg5ZaIlJCAYxm+cXA9I8ZROxfQjWtO7u63xOmJmhgpA4ZKEaVJgHmFhbG+RrqHDfIAX7TnN5HWGa",
-	"ux3fwbSEr0IjZJpFMktJnE9hSxCC8A2/I9tlUPJVBwIGWZRffjAar6hzNPZ3uzlSuHn21T0tdqgoeqNZ",
-	"DcDJGjIdQwSxUYCiR6UgyRhtYa1xgswYNnI872FCpDpstskhM7CdqpTqmhiVwLZvg/S1x2xxPu4c/ONT",
-	"h2WJQVItPSn5LcvXkmWzG7VBHwMvcm+OOrOFzcFCYKLV1bYDRKIpL1KE2hS5j0HnV8FZOo88C5zcA3j5",
-	"/m7Xz+np4+phEq8Is3n6wgDBP6+sQGp/ByayTlfV9YJLA6W+EoTFqon839CMriyxuBVfTYg01bu7r82S",
-	"+55frJ/dYuVXikb5HOwRVLuxolblXWlR4wOZ4GhhelKdXuixtq6q+vt7RtKFrVg7IT2GvBNSq1gbMxAj",
-	"h8BCos3mcZo2vEPJ6Rpn4KRZIQP24OUHqUYI1Hs/4TvmR1DyXuJ7mwGyQibMA7+aTpQDeVcQikDr6QgF",
-	"aJowJSJLpD5/2te/zgjkKsl2rIl++XKO4IVIwyuBaHyIVJsmjsohGxHPktimtlTE8JmEQa/S06+b5dVW",
-	"XwF14tqU0+RnnZaLE71e6SvweLkG9QJw3etVtzJNqYHaxpYo7IG5oZ4lPCxIrC2l/nE4ZMCsAy8NDK6X",
-	"ROcNlxZPQ0x2d18PmSERByUSoTrQwbCA3lsj3dLW1r5BUNIKMkirZYwUooh5M9Fo5oD1ONZWZ3Z3X5vb",
-	"vrfbfSVQ6FHxhDkulSKRUULVODWfMCYymkLYv4m/Dnv7vR2jyAi/KErLeiYyJmlK4kGKmVCLvHlNVXf3",
-	"dRN9sgrU0mybVKhrKEGqZ/HlFLf6iP8rqm/96sOSWndj2tqyFvKnXHf70lpcQ6D+hdVXeoYbVmKVWFAf",
-	"o2eRFwqCjrbCW8pijcdsPoce5Q0YnB/Mgs/wg9Xi7O1/46EfqsmGlYceTuLN7stGlz/opFzbzls1cqkK",
-	"g4ZX3HrnVdlOWBt3JUx/6+ytIwat0syVBEWdp6vKcBTCoW/bIaUGtnepcg+jiMwliZ/8QN4kPLptsMIG",
-	"62oMq6bfIxj8mofJ90Y4ipt1hNVnHOnKmVmhCXJOs+fSq2NVYuEkT2KE4eebBTL3f0snxQ9QOKaJ0T6A",
-	"Vs5nw3nKHVXNrl1pCSF5IqlQs2x5SZeu9qWhEYSp8/iPTiZI2gl0yh6nZjHiJqbkd9Q721HVWMGplPMW",
-	"dl74unRVQBz0nEFFHJteHfXNd8rsu/cEwp5zDh6SU3rJagtkSM76XTp3vqVxcvNn24bOrC2NNz1SYHYs",
-	"FizvYeUZ8EnpnmMxTvFk5qCNQqZZJRb7zok9DztaBvYemfmcsAbHIOxwk2sfouWHpnEnEyzk0TRjt/4h",
-	"PZ2IrcdrmOLlrczXY+VmusrTVeyGV+f8QqbAzbytq9Qk9paUqL3IbmZUSgCnuufprTa+grvBTt544IQm",
-	"K0mJRSSBP8caKECN41cAl1fbkcmpW9U4QS9/SpwbXHtGnsG0CDvdtciIpn10RoTEs7mqPjZvmGIYyI76",
-	"tPKJ0V232pCyEtHn5qL1Z0Zl1vD66EKWphwq9ofhJESExSb7G3DJq0Si2h5BM/5r/6ci/JshJmYAdtoN",
-	"+9dOMq0aHdDebjd3ULKWSAF5voC3Fc+VVsGzVFhf0fbCy59FmG0UY8mYpIRFZABbtubsWgrB64q/68q9",
-	"fqnmnJFcrsHF4UlzRblRVHNG9LNkZJsU36v/ZGniSDjNAk7VTLgA85fOybdrhZpGpdDMDU7Z3PlI8X2J",
-	"uN4sJPEpcRsknSUOiL71r8o5l+cf+qPrq/5lJ9B/g/9H0zPlc9itvVTi+W660OcHKqRHx9swsVVimJKJ",
-	"/G5CKwbT4F/UPI7cKnVU1baUz98P/B5Jbl0TUFjiokJ0wzP7ZqnL+ErkJULj1TBkui7a6qKE4DudGZFn",
-	"cvvQcXpAWJsvi4RqOWs+ZFthSmSWspMZnG5JkkWeO2DKGc9SEm8fonkmpuq3wg0f4RQCl4dF8JbP/ePZ",
-	"GqU1WcvabPxPtlrQi5dSL/mdKVZx2q6FU+v1/G4kSzzyatq99jbo8lFdS0f2fO1Yey/AFYozn1G9cSgQ",
-	"/OT3IBBZImubkvMs5j7p2wVpS0HlofZjRpnbxV7wZCbe1T8YJUwr14CmA1n2B1hvUdTrvMJ0HiDygCOZ",
-	"LOwTrWjNjMxuSCraLAwuKRhaztbrO/DEoyscCaRl9z7Ph01tln3+as9YYn5dw/Hc14Vfsac22jJfkjuJ",
-	"u8G7QQqj0ClIEAqpo/UbAeEaMoyUbLgjeCrxTULAEQfasl4PIbQToilPzAunG4Zcv0NWvHPqUykdsnUJ",
-	"hfLeB+cpWsbfVb+4vmbx5eXIJapDulpP+FwN4SHkhCVGhFdzMeDfqsSYpkIGKMx1byHi2ptL/fJiOsP2",
-	"2sI/Win4JG1gSQvm0+6/0lhG5LDwFwddIPB92u37atAb9Ec/n1/+eHL2vQ0vcj8dnZ9efOgP+sdaOHO+",
-	"aFxJeDKtIOJ8vbr+9vRkMAC4g3pP5R/zPso/51CbbtHe2VG/9uvJ2cX1YHTZ//v1yWX122X/b/2jWtu9",
-	"68EPRYUGSWkzqrwnKPF+P/Vdo+JuHb3a70vbnnmrlpFBHcDuMf9l8YSspji6+re6cPNTANgzomVrH3Th",
-	"ZY4ukpK0ZWsDVXRZIBu0lQ8xsDNfslrf5mtTuSCcyamW3ersufmIdPMBur46dv18MyYIPAvFcefZDSim",
-	"GhyMrTsx+PESKXord2uQXyt1EOfet+7nKdbhEQba4JWJvBEIKmgkhOvBkZ4PTANtvQOIuRlOdKhlfQqV",
-	"IVfFI7NudlDOjJbsQg7pUNsHezFbnI4SroQ3BL9EV0xJE32zZHAf8gNfeebVWv494z7F3ikX0i62swNo",
-	"hheI3zN/GBBh8ZxTJk+zRNJ5Yu5FXWMzw2wB/K3I8Z9sVY0MVe5zQrRC26OqmHtCEy3sFoTozijLJKlN",
-	"YYZvG0KZnnubzQ1WI/MuSOAu+5JNG5hx5OY1iVmM01gza9C2JOk8pYL438/I75+0TrDxsjUo6xenmMWJ",
-	"b7t7DGlXCmBf1F8iRNeXH2AH7DbrIGkkOU+cTL8RZkMW4SQ5QBgJOmEkRuHF+dUgRFtXZjWQQWcRyIBr",
-	"2Og3QaSkbCJ2BYlSdX56R4DGfdU/uuwPQk3nBJHb6H7KBUH7Dw85YhCoBbUGYxf12ALpHMMmRGoLM9RP",
-	"6D/x+RVExCEz921VFfK1xVqEc+YmJF4INE/5bC5BQmuIOVrmTIlnRBpMl2WPfHn5QTcP2laMtkLV7IEJ",
-	"EwwDhCWaqWu+9w79+O22FSfULrwSQ4bTSQZoFIcI30Cc74xgJlD4yW0mQMXxOkCfwNx7MGSmjJ7A4+Nj",
-	"WJqwo7jXN0f05vOU32FvaL46Ak5GWVjQQhGL1TUXnL0SObQouiFjnhJEJUozJtCWcbfVafS2nXvfRFu9",
-	"/sD5zfDfWlXqQ1WzsJyKWEVhVYYFj+f1Nlq96vdTnhhtwy76lggamxtmlEgQ60riQC2MzdIO4dRDliMZ",
-	"7IxpYito3AKItzamdyT5fCchdySxRUzKwgm9I8yvvM4RZ1avhaUmOFbLSu/WpUJ4TvuG4vqeBZmlTEeZ",
-	"H6UES4J6Oq0vU+IznTC4uoYwMIlucHS7C+8/js+ZYqX8MVWdG8pXjxNLMPXYoZowkFX1jqBYXgmGHWvm",
-	"CidJizAph836WJ0K+M0lRJKLlEsSVZ4ER/6ecJyItaeo2e+Vq6cOVkLi1bLcj7ag7SDhKVnvgMzIzGia",
-	"ltU51aUKNWi/5Zt4WiletDAgs3mCZesmivJavktpJNpv+qmp4N1ynYDbK0eqLxcmmfzKgZYK29pX5tlt",
-	"VTsvvPTlA+qOExN6s6zRC6eoqplkE8raKzEvoLyPHs+5kP0n8UU2cvT7jMYEMC9W1b+s14AooHbr6i5p",
-	"S+keQndy2V5XugSoA59AtnA02lQgymxM6yGaK0HJ0FODyhE60N5O7OtKmiDkYrWnxZF9s66gtKq2EJLM",
-	"/CKv/pbzYFPioPcIiVOpWUe0Zbmi/W7Q7XaLUlqcdDxn9rvdbtfrZNDyrpcuueRzc8fbn64ckGpj70Em",
-	"SGqvYnmqwWpwkVyLkbs+qZexfIVdem8fluI1dA56lRxZwlXca8/r5T6R7vIUNPQJ8eLqrH+bKR5/TZsf",
-	"qC+MwfOWkDkYqTEzt+fGMGiKkc0P2QGiM+0JUGNTCnV+fvvMZBudSVuTPj29I87uSCoK+zV+ONG199yT",
-	"npPF0su9Rj/5Q17rxOdQNuMpXSNgUHfhPOGlSXRb2fYgbBbW1vE8aM+L98wWBxpOQ7PluciYUx3Fae+i",
-	"a8NZWx4dpySXIgUwort/MFMNB7jVM2JuSTuW+FvKISbyydywj3etXkDCwBYWoGMobK4S5LgeZ0JfnU3x",
-	"u18Y2ZWMrGU9V7KGZ1jHJj+dJc3P1mb40pVn34749+ZXi3nmhG7fR0g/Vx72CyPYhhF8MtsGtZ7IFOkn",
-	"MvYYFpbpYT7dYEFGWZo8fqXtC19pwED4x4jGGiHQpx0tqT9a25a0GiKH/9bv2ai792v8+u6b2Zvf9h++",
-	"vn1//1a+S7uLf+KbaC297BNkrDZ8s8vFuov5cTm3Ej/TDOVu6sZtUe4w/Vbu5TZsw2J7TFjtlj+bzXDq",
-	"gRKoRKc6ziOu4b/1cbPhpMsqGKMFLAM4w3ujSt0RrFpYzd7EPnMPfHjSnWmCKlgHt2UpaKsd2gpcP2eC",
-	"Gzjgdqle5IDbYW72gLdxtrAFP/eTvIEdfpmt7T9YzKG1JEG/3JcDPhnzZKCEvbK4D17/AlGf/PcUkWxN",
-	"TnaDfIJeuQ1srNmCF9lev6uw5lDam/RKL42HCccTylqFFlwUJb03XXRKrS2d1gZW3jKam1/301ySbUv4",
-	"wJ8sV1SdNGC1uWUcrZnAdyQG2Fa2+3I85ozMDId5s3/7Tfpm9o59M+/+ti/eyHd39154McgL3k6gv9Jl",
-	"l8azCZL6VqanLflgODdaqp17GoPFl6eL1XgX8IDbvTEDyEfvLl/jhp8ZOlQe2B6SHO2VxCyr8UzpbAaO",
-	"FxB6rNF3oymJbk1gl/pOYpSA0LNtIiXy8FafawzcUp7K7yhJzCKBg0DnoMR5e7S56h5oAi2Q4EpWvFm4",
-	"Hrhu9TJT/7FxINbXuno1V+oPoObPlMX8Xis6mA7vWqPOnKTXgqTHmCbtujM5dCqnQg3WDqDSaOM5gOY2",
-	"QJr0+r0IbSqcj+3+YtCgAq5B/qfGbm3eX2jkSGfv/z0Yw6AzTvlsTbtf2sriBz5nJNZ44IeIzObSeEfd",
-	"U0G8BFXy50jHBaWBOUFz+WA/d1ZXz1kr8PyqKihABMIGNhR8FwWRh9aaatzVDFl8JRQVNb67zUe2+aga",
-	"zqXuf17o51uqJrEc83TmDQZ6xgvrd1l4AWeGTSp8KnballNeV01UMnY2WE7tNjaeyAHnyfouo82pYcZj",
-	"khIPGwIULY+jlpwnAs2x0OrYd2/UeddOf2MT++hJalbyiFy2qH+7Oj87L2Ie4Kb479vp0YVlMLSlNpxF",
-	"8xDGt/t0pk0tqmXZ/H6GOftUdjh0plis5dK901lZ8rwY5W0sSLwH3NYuyopYFl1uKQXOB+NLWKdGtqY4",
-	"VZ2XL+bPNrZeq6tTDEFzgR328tlugJXRq/YirIwOL3qiOXuBRHYjSB5xaDOiGZt1gOZJluMGhbuoj6Np",
-	"7g5kHEVTMk9wRCyAEBi4OTNOq3+wifuLtfqLtfqLtfqLtfp397jMl+OLnfsF7NxP0VXrd9Kjj4lAgPeg",
-	"PaqrJOzLaL24dFARgGIhXROI97OzN34ecokri9h1W8GZbEITZPfuBRmoP9Z0Hbin8IlpM3W3y/flc1Gi",
-	"MJwspCEi5cVtowEr6xeYJKkJQFu6IbbPE1tBi0/ruKjmbXybRbfEi5iyWmtWXnouW/CAeb8DXby69q6K",
-	"LV+PvPF8mku3wkzJg2Ag5LWIl8R4KwGBFpT0BhpCqt4TA7sDR9ysx/kaDrHh6/xt17IFaqHL0A+N/cGz",
-	"uubG3RImrgWJ/eOQnCdH2GRjqX6uA02kji+F6JSaD/ItyNfFbb4+5aXb/ExqnV/cjZPq2vV0lPdTnqVQ",
-	"eeFXgVauhw+FIzcpehgB131eB6reEZs7MVXE1h9w3v5muG1t6mJU+MYsZSY1FWExMem45kZIQWNMkyxt",
-	"mAeE/g7gwNUbBkYXbWlmdBvpc+kCGFXn5+/DRgNc4TufWvHUfLaBEaUWA3SzcKLLje6xd3HS1FVBH6q9",
-	"6C9q+DdcThHEcRwgXIfZKvC+NPSAvOc6FVqeU97EpewCkbUth7q4QOTBPNMGKY/EAeIsIpA32T9unY67",
-	"aR80hiTaMijclLOnb0ZaIZBtZCxVVvGfYm3iVzmonCegIxaOdWqGm/LTqpb6TWfebQpLpJHI0VbIbw90",
-	"xHi4HTgB0DxRixMlWVxSyDi9qWPg6eiYCklZJOGYgIiAxJzfrqYRfgBH0QkqFMn2XKH77sWsnI+Vj4Kz",
-	"cNXbVzkAXmpsovqPTWD+uhwyVCdNOGQGnmA9Zealq4YESvBKIAfqQAcvKrk4NN0fgE7OTQVSTFAdmwYb",
-	"bKFtdwTVt6sdsk2TQT77ZQt76k3dHDJyR9LwADGuMTXM1TamDcBOOEShxuAMD0yIP2cExZwI13YIDamx",
-	"QFH/q2mGslK17N1iC9mwBvNcPVMlZdK7N+D9YSO+VshCRe++Rc5Vvh5MCpM1XOO7wdGBYC+1hvlPaKuI",
-	"48Lq0w5J9AdVG55qzkiLmM1cd7syLWhFy/tRzSLHh1o3ctElrAtAXIqB4TBZ+/lcNwZ5/2myCAFv53pw",
-	"hGK8CIYsNEhKxe8GpSl0/UNKtcAiCI0rQjZkmkQSfAt2bSp3Ufh9f4Bs3MAn4x3w+JXQyIdiyu/hZs8Q",
-	"nmDKhFRtYA1RAXBOu2hrMKUCmWx92hCh84nqyhoRSxwiKuE2aHzmBZFGB68RReANVpsNunkcTUm8u+1B",
-	"v4itXw15iJJM0DtyaqGXNXGq82oz/KALQLiiohcetOaCk3Ngvl6sj6qT0At15AvF9ASmrneSeyVHwAAx",
-	"PNOxtcCacT47idXFJYkg8JN2nDNQ+RqA13J7SQyprmnqg8x02cW14lQL4OdqoOoSOhZ05tbDYpXO2Jm9",
-	"65Whp95Cj+r6Eq4XWpQvycfGjf3RNUKt8Ww06YBXOP5Zd0k3/YVzMJur+s320Fzz5ArP1jVmVvKOqRBl",
-	"KqeGVVwQnAq09/7rriKM79+/f6+YyOvBUaBPsiqjA8kd6yHaetPtqgtA2QRRWZEVm/Esveu2322x3k89",
-	"OSsXNg9D+dxXdo5TSZuS4rRJN6JXJM84suSAb2x3TIqSFZvUlAxQCCokbkgIeAQJoRISO1vspbMNTLez",
-	"nD5vOuDGQB5/JdA4wZNDjZScJ7fXCalQlEkTd7FCI+VmbrF9+5akOq/nqc9qq7RpLVrF0Fj3zU+S9ex2",
-	"0RTL9WrMuVirxqN/GvIoV3R4lCFzwnonrwQK1fh2C51IaMDtPOkhppxGPqVQ34Hu14VK9r4VZl1nmEdQ",
-	"eYnjZL3va0YfkCARZ7EokR7K5Ls3neb0cRWxUa1CNJsnO6GDEQ9SHaKx1wEud5FoypXfUM/s0VoLU7jw",
-	"ZW2Qn8uVr/U98Rkvc/OwXV/HX9Lstu3y48pD1rPkrUr+VtA93xGoG7Uoo2I6KjQL7ef/HVQ1sE6grI3J",
-	"w1LDyHrtW/1eTpGqKw39FY0HlcmsXtkcHr7lHd6NDND9ujf5PL/B1sHdsAZwBhA0++S7nbHbVhf8iVcY",
-	"njk8A5Wi1urAcHVKMJ21b/k93shNhWn+gde15WFqumYxSVq8wfX2jqHeY/CcewoNtb6sDZdMT+CJV+zY",
-	"zt6DQM/8wWZt+NRlZLLF411fl7ofTpYkKGOSJnlmi+L053kybIoFIfm8lDtB/aDWqAHgvJlWF2fdIfde",
-	"YtSG9Otlthn+lum1y/vTGAnYkN4asv/pXJGABbswCQEPDdixqibQVkhneAJoHWGAQrAkjHAWU55nRQ/Q",
-	"7u7uNsBWGQjVZyTNXvJo1ZWwOoWU3smg5JdsciYLZJPN+jZ6xU4USb1kYy5VwIMGjC+rDzbXRC9sYNzA",
-	"SoutFupXTg0QLSP34HGYM1yw+sIupQHlpwyiNe2lyU2MMxzr9KC5CausVF51lj896RFzjmjtEftYW8eV",
-	"d6PFXjzJbT3nDFRbqGhMWKZ2F50abz3GpcFGRlOSErQl8GyeqM0dU5LEIkAh2P3UoWeQM9OwOyP9TruX",
-	"wGbr0/Zfu43u6eT3gDwOXqMIz+fJYrk6cXlsc1BSTB4WtC9UEneYnxUTKMbIff7TVgEAXnb8hDNFHrQi",
-	"4wlHxOxXo3JzhW5ziVRB4xKGoqHs6uhD9JuB+K/6rb59t1JVJfCYyMWIxoRJOm6RA6DKsFgPIMVjlUKK",
-	"/Wppk1ZSGKPcDoRKQII4ncpwKTcL17zhcjv6Iz2YkTbUrLmFOjvdualqtEVPWZNaeg3Nqy1VDi89TWs9",
-	"iw7b0n7gFdK/zO12fdYn53hqKrU2K1GWspZxaQ0SuX0dvWLAJhg5j6bQjqrFBM0APIPP5JSnpdzGu+ic",
-	"JQtL5yDdZ/5EhoXdBuxzBQF2WYGYaDVc2sld6YO6olJ7QSh+OmNRyxfryqED7lSuarf9QGdcPkAaBc3X",
-	"DHjLQppljY0WIuAZjB12zJOE32t2AqObBLNb+B4gwmL1hmlvBt3JP47Pz/ofQ7SlnjyNr4CZDufW49mu",
-	"H4yg87AD33b0GXgKITG5HRvWqSHVXSlnJq6/45q+BQhbPj8N7Jysq1qQT6+9ud2nd1hleNfMBnjK5AlC",
-	"PcxQmaquoGRVAl++6sYFaZT508dfERYrvrSQguAYaIVGaCTlQs8XZjozrsmcUT4tbV6b1SLctX+gIXi+",
-	"jbTHUh7PLrOUvRKK7bKOTOEhCrX7YF4WrnzxRha/p9pOY/0WXwkEiXmJQCIDrBB+Z6CUTT/a/Wurqy0B",
-	"VCoaqVGYwR8IIxikN11wpfcGd2J34E3ObsUytJD1yy0GnoFUmvzYYoOa4qLBr7FwB5E4ubXBQ1QKTYFP",
-	"4nC7zOcae0sJiAcqQSIXaNPstskPt4v6Wt9mgkTxjIDvzI1FQXbNWvvfBJ05lpKkapT/9Y//Gg4fut2d",
-	"4fBhbzwcPnw9/viXf/O9cU5U5lPQDApG9nWFcQ06GaO/ZcR8NoDqR5wx0pCKCRf57laY8E0TTp4wdbGB",
-	"bK6Jo2CfxROPRG3n6b6dEaF3TX6Otti5z0cq95J1sJfMNnruR0tvhpIHwxLEEmqTE8BRM0k4Ne2DGx7p",
-	"JSV+64SgrEVUfyl/XZvEksU+mtyS1SttJ2fby+doh1TavvL6e6937eB4b/cNt1KpzZBmELPsgOpkryE6",
-	"zQ3PawEjlRdfPvjfFTrneSfRG5b37INRgOA0H5HPOIyrmL4fg289dAeH4LaDd1g9pGda68vT27itvnJ4",
-	"PGZdU4JNQrQFQUKUTcBd9R5TCVou0GGC53+EIWs5viWIyu1gyMKcVoYBCmMqin+Dg+t8TuIDa+01CEOq",
-	"bXtUhywlM35H4u0gBy3acqlL7kRD5QG6wbGORwgUWULw+81iyDDTamno5xAJQlCoT364rYelmFM1pCgl",
-	"oMPBiUAzKgRlk22dmCzXP+broWVTPRu1xs7kclwv+Bka94t9mnUpObJVzgiPwLn8ZM2I3gaNftWFuWg9",
-	"WOmXZgbbBLnYQNXbDYTGrXpuUFy00TyYylVfp+c5K5mBXaTkjpJ7D2KNkHSGJYkHS3j3ddOtVFbjcROp",
-	"VWoH8XEDyVTKB8bTYgFA4AF+MxBA6/TUCpYnV9XYdXdmVs4vpMcQ1HZx9Ul4Ns13T9UL0Px8sWrja4YI",
-	"2CxaVcPASo7a7fmuKoKqkhrXhFC9pSxexx36R6pxI5UoZa7i04SpIz9v7Y8TfJ4AtNqduxLuxPlMgBLD",
-	"L+kobmBtLD5RwATW/WgtkmxKNBZGKSr2AEE4xhQLJBIaI57lNpx7wCQtktLuV8BI8iy0IMAxzhrgJqls",
-	"UiGDgawUoxmAp6fk6BtvT7kzQQrmM9Olo4T4ZrlbbTX8LyWRLKlDGndmOeguHPSSMFA6iO62Vk/3qkvb",
-	"mEdgeUYA4dRb5aQSd+rVWg7r2US5Ns8XoMx5H5sb7YsOs+YCDqq1srl0uaLtf/sVbVVSW5dMFNUK0RY2",
-	"gTgBElOcaksGeK9BhBVTgghkD4/hBoVoS/0O99iqr+FubLumHdUi8O6qShPnno9vQ4JnacNeBPvdIhKu",
-	"gH6vzm1zR/GlZNi8g3ae/w7UupisySfMiMRtpm1GcmqLL4sv0Eh9RawYSxYHTmwBtpEFOmF5BU9Bv0LW",
-	"Q80P8rc5AempeqGmdy03ENxPObpPuSSI6tSH91M+K+ZlIAzE6ufOjapw5Td35C2P0aYv9hKR7Y+6385M",
-	"N3fN3eV7ydt+4fC9NTTMlKiL45qPIj4jAo1TPishXM+p1d6kWguRkEmKAcvonqqXy/sAHLdA5Fyg4/6H",
-	"/qA/urg8H/SPBv3jXF2FkYb0dEdCWLOm6JgkVD1qdVD5uTbUd8w6kxjUTxqHwt+UnqoLE9neLy7E2l/g",
-	"WpBUhAfINIZYNiMpjYxhLhZoCzNEmEwXikWP6YRKTdi2h4ynyCrvBdqKsCA7lAnCBJX0jgQIo4RgcD4I",
-	"/xpaL7jtQyCGQ8Y42wFjTKDNq3JKBDGoGOBCZ7BO1NuvH/CCsm7lCSAwYyQRQ6ZqaG+GMWjujLavInrG",
-	"MwoGzjWyqLvhRR+DOpgHrFqxWu6abAMxNAgOihTGhC20McpaRwufTbW8trmydKAOOsLo+NTaTcFYc5jL",
-	"SG+7RiAxNse33ceg427v2lFasKZrgrvymKSG4dWn3x/MCG4R8YAfn4oVJU4Jyx0k6sXUIl9iSXQmimap",
-	"e67kPMoySezC2RdIr6tiIt1dHLIt47OH9rrbhxqPnMpaZcblVJ1sxXsamB45JUOWO1oyEzeugX3gMOZx",
-	"8O9KMfB7XqyXGsEEq7he9Aqr7pM/G9C/IwMVsmxjoeqRKgiAxRLT1YcB6hybsuXwofLG/JDNMNtJCY7V",
-	"KUHOx9UcAQx+eZa4YuwOZT05+6n34eR4dNn/+3X/atAJ8l9O+1dXve/7naBzfda7Hvxwfnnyn/1jKHB1",
-	"/d13J0cn/bPB6KJ/eXpydXVyfnbVCTrVp6Ba+u/X54NeJ+j0vlf/OjsfjL47vz5TxY7Oz37qX171Bifn",
-	"Z6UPP/e//eH8/MfSb8f9Dyc/9S9/Kf142j89r/z049n5zx/6x9/3KwVhYqXfyt8HP5wfw+fehw/nP8M0",
-	"Lnq/fDjvHY8G5+ejD71Lsy5X1xcX55eDvlqt45PeaPDLhfpw2Rv0Rx9OTk8Go/5/HPX7x2YlBv3Ls96H",
-	"Uf/y8vxSdXR+3C/+pdfk+qz3U+/kQ+/bD31n8scnV+oXGMhl/+j87PgEFuq73on+9eS4f3pxPuifHf0y",
-	"+rH/y+jkbHR91fd8uOxfX0GNq8Flv3c6+nAOm355XV519e/vTs5Orn7oHzuff+6dDE7Ovje/9L7tnR2f",
-	"n/Vr+/ft9dUvqoujH/rH1x/6tZYv+mfHupnexcXl+U+9D3D+Ti77x97XvHSD1nrKj4liHYS116tbcliC",
-	"odWMSkpc7/a6NX9cpEEqtc6lqjPHcpqDMuJYu8SjrcrVAnJYuVzbXg1d4qfbP09pNEXwEeBaplQeoDDi",
-	"LMrSlLBoEeb5IijbGSd0MpUowvN141I1+pvrHpbjvGhfbLTlnFybKcvCf/EUpUQqsqQb8k9xXuIpl1HP",
-	"Gg+qa+cA4pW3Dcaej9sdqH8gv2Vc8/0eh1rt6/FKICgELpY6r5V2s73XJn6Na1QKXxgja20JUG5sUaXU",
-	"pOIsUVxanS5uN4HILfXiUSehDn7vomzJdNEbS99qXemIaCQ5GLohxaKayKWqswOV0JRgtZICLwTa8hC2",
-	"Q1QjXKUAhIhziBOJwX3G+J5W5Xubk6zx0Q86adaYyC7NmI1AvccLtFWjRduHlgCcHl3APdTeqHBzhY6M",
-	"Uo0Aut2Eg3qiyLailgZtOXRr23oGCOMXYFGy0FaNnm03WRWMhNPshK7LoK3a8m7nBy7N2Cuhh2aJtb+/",
-	"TPii4n/g92iG2cLQrplR5Ctq2PZ4PjbxGa6gXcEBgKhb7VB9w2NPaA+x/NlKrqoieXvD38DBqQVSRSGX",
-	"V9OVOVO7A3Tw9p7r4H+OGQppbP3XmeuirgTBknf7Mn92OLmuA/shyFXaIw049j3tOBKCeSPcmL961UNd",
-	"Zxk90f7VLjfZYGS2Vmjf237yTJvFSXzOksXGVTCm2XZWnroBx9ekk2VpvewycBBMYFOg6JIAt2tFrbUb",
-	"59YtWSCeKoJ6S+alHW8L7f83wdnlPGoZQuQb4M7lxRHa3+3a4MFAMQx0TCOtmAK+QPv95++M4gJ4VMAv",
-	"AiMVkzHEe/rS+qqBp/Oo8a7v73ZXi0q2Ed8e5c4hOtPw0yAbn4m9VZmZjUAMul2dfuJmIbWRfJOAXPnE",
-	"tRF2fViu2K1XQlfaf7M6thCsWi1ubtHL8kkYn6/6/YXF8/soQRBI07eNJL29ZWsaYtZPGW8mEZiJrso3",
-	"W1ux5xHj+gZsmi7XetiE/cI77D/SepEP6MT4jm0aBjXv4ALLafvSBXGA0K1y4qtmeHYtCSiOQByUAGHv",
-	"QaSdcESZ5Dqkxc3JEyiOZ8hsgvhClIJlROEn/WI8hmD8/oRy6qB+2gKNMGY5DOuQhZrOhNu2Z8XqWgha",
-	"FiMSTblGo53QO8LQTSYRAPyilCi5PuWzISslE42puIWqCRlL66yjB28Um+sdQNjv1cmfSgu/4Sv7Ihat",
-	"8nlb72WZmyov9qhAB75Rn0bzqzzvY8Vckk7WyjED8Wcz7HPyEDKmvNkDjbC75gVr7reYhZbgxfMaMetl",
-	"saWbtFMlHG1jwxFagtaisk6npm6OlZl1QCXcq4WSaA+QQedG1tqwHeRQ3Lnoy4qcUlxAbSxRzHPW0hjB",
-	"dDEQbnMsh3dvjAGsHVEtIYmXEEHqSrUSynYd96NN4MhpNB+kmAklYYHonnoWeyrlXK2E+q9A15cf0JYO",
-	"9cU3CdmBrwDYLMj2M7Bm4Pi3M6CWL4de/KUnbsUSmGv3GCxRkBS5aAUAxeAZQVvhf/0D7/yzt/Of3Z33",
-	"Ox8/7QX7bx7/DdITCBIPGfiahCYzX4imPIkFBEBrwxwK/0rUY8PFV7rMDqS35emQhX+FfmP3wy76QWvH",
-	"II2ZNs0KEqUERH8WpQuNcyKHLAWJKPyL+b8QUYa+JyZT/iESJhLdKXCDo1t0S8jcWM/MOwVd5TYzd1H3",
-	"urU9fPTvanHA6h5n6vBAkHFYOVHhofoppjw0KQAsJKgaAZY8RYJIobWBx6PTo4vR1eD45Pz/qANSRhcq",
-	"NdsJOuY/QugUaTHlXk2BzV3S6IEZt3axjJd4VVa6ed7rWh3zpt/VpkAVUhiafXmlZ/i2HHeqeLKEiIZM",
-	"0glnkwFJZ0vN1zP8kHvd+1OraKB9+0YQnCa08DQWSPsuQww+jqaFGoEyk4BlyPIoBYQleuPi8WBdJn8z",
-	"0DdKVt4+sJA+RMjcAG3TmFCpvc6114EGuE+lmqiZiLnQTEJKmiErJ4y0rpUuYBA4Z2hdhHHF5gmpWLj3",
-	"q0Dvey76cEnz73EQb/IM0EVznwYP1k1lch7NbLsdKdZ4v2sTYLoT8QDYL9UX6zP8HIXL89G323p9ncTt",
-	"obj1vDaQtbEILnoB2rEJ+bkyyj9Sci4mtQHCvXgRWUg3fZXHGuVOeibvJJ7ThvfPhDBoxL7fKdw7qjnC",
-	"V/STTsyJNqxrSqjTSDAOnutAKxkHLyK/Pfi50T1knqyrsVwOlP4iPtBrODlboBlqEs35X+Z2IZ6uu7Dx",
-	"E86ntxyWPX0SPV6+sk8cs3d4eVBX3e693F4MHACgQ/rcyn1PxPLhehEI7OrZ8/kZQxC4iG8PayKvGq/J",
-	"lWgSq/JTF8NwE59XeBijKyy5iRocsAKENPwEpCiwaKQH6BPAOaJH9BhqByEdCzemdwSJKZ6TunayBP2Y",
-	"/9EIN7c+Uq3Dzrzptkng7YAQrpv7+7HsJeuJjHbxKeufq2TwCeltDdIUv2cFadTuv3kmzwClPIO0m5Kj",
-	"d0Nms3pqNt+kaXSVzpBAkscksYqM3XlKIxLqXCVamQu/IKlEm1cCbekEWlBJfAXfRLh9iLo2rNKUp2Ko",
-	"PZ40d98ipejT03+alSmvSmCgulxrqv6cQ3PJKZk1ABM1w5k/Mzvm5sdazaJZ8fiiSUJNagftBGHFFAvN",
-	"pM6KTTFagB232LBy9s0KElQhAxZr4SyFxpYvrYK7Qs1JOJvSecL5dh3ibVNKPtbNpzFJD9E8JQVHhnWl",
-	"FLPWQLUDM4iVIANPSaFZ2kt7DJe8N5eWr2vPsP4ZouDsNBsQUTfMtBSTTLN1LczPjXRbI07NrokbqO3y",
-	"Hvl6rzoPz5XsnJO1ednONN4KjrvimoCj2wm8b+3RkaVOtAg6mv3ufq6TuswYIBnJTKDwt4xkJAYjaYIl",
-	"Sbe1WTUhMvd8nHBksAe5EUIiQAE8BK9fjY+qFbc22Su8enWBJCoYxBabYNlJdduyRFKJxe2VTLEkk8XK",
-	"JmoVSndrHY1Oe1TqSx2nKRCuw1LX04d4BLVKRgYurTKdSiLmOKoCKADw+B+uyCqiZj35yiakIWePqTcg",
-	"M8XlEw97PMYpuSfr5sqapIRIE+rTvlbGIpJKTJlcPDdt1qmOXKrPB/BEj5Ynwc+TXJdElCaGwMl57kup",
-	"ZZOfF6r8KS5SobfKuK4IyC7KU/ubX2deaJYACXDToCkKZ3kqdioQvgG6cQ+c9JQ2TCebSy8PdzXFKbE8",
-	"jeXbEzomqriOO5hr9LQCqbh49N6/333/9n91yhgM3Z33Hz/tBa8fh8Nd/Y/9x//1b6ttoaUFD3wbmk/D",
-	"e1UUQ3P2NP8/qHuRmow7a2VwtWm6QTQBSckE9yVJwZbuop7I/fJfCcg/7JOMqAT031RtOKoISGoLxjyN",
-	"yJD5BSUTgoKl7uYgP24QDJFmTARDhvPDpg6kSShsDp5JK+sLUaX+XNPV2VKfKOVn+cvZd1ck+dVM7er+",
-	"eaOM9OxB1NIZqQHlI2s8kHCo+kx6Ie02vqieDMzLhc3NL2k9QbMTMbSUqdDLpQvDPW4NCwaL3IALlndf",
-	"pOKq7N1S0LBiE1dYa3yRFnAzTTBWgG4KodQkeoIPraXD6nl6OoJoeVLP5OnLC7Rxrt49FS4LxOeEYaqY",
-	"ICanKZ/TqKPYE/6b+g/nEziMPEnwDPs5JLfhxlT6IpsbJUmxdcYNSiM2mzxLNvqv8E7UvGx7YP/yRFe5",
-	"hbpR1+DfVL89S2czKwXruT4iG1lX13epwnaCiohFiwvCcCKty7oxzzsUeGffR87wQ6EeW5K/3RvGBpV5",
-	"ciXJXDSFL2oVjxH2F4qDM350lEFMPmh9ciP820PURXw8JqkYMsZ10e3DPLUBTpJCsINm4NrDkwv8FjCL",
-	"NR+F5XZ8RVGJICwiT1rCueVy2l1qLUDNwM8oS0ljX12vEm9+Ud6otVPsn/pEU48SO8+7ouNlTaYEUQZo",
-	"wUlKcLzQfLpiiIbMCugBCtOMMYAh5ikKDZUSIxzpnLt2zw9cRnnIQpsra1fxV7s1Sdpou1FIGPQUbu8W",
-	"f+tAxiFTA1UH61D1+yugiDnpu4Ere9N9j2qxlYcoVKciTbO5DMFLTTusAa9XCsssysFcjdnRyCIQt6T1",
-	"EhC8JqxuQ42HJ8kNjm5Dva6CA9uofbiEEUesNKL4UlWexCOosn2oJJV0QkKE5zoWHBSn5AFgDTHSaw9K",
-	"EC2ADFlpv7YYBw+fNGM68FK1LrR3HuwfgxR3JjrPjn3IVIPaAz1J8i6FTWxHGcJpSu+wUduW8ZfN3oDS",
-	"zIRv5WunEZ9gPUBnlpbQHgoS6ORbeRrUhdOABbxwkCt8icV9QZEaVpIk4LGlCRYc/LgInTcp/EqolStz",
-	"TLYxgDoz8No/i1S7xhJqQDT0VHyMQHVNHFaAsjuc0HhU2HztL3hOR7dkAb+IbDymESVMjuYkBfRtLVPC",
-	"WzhiXI7GoAEEdeiUx/CTAayBoS0SjuOR5HyU4BQGn7H8SR3NSEzxyExH3f4R4AWMyEOOmgQnieFkZNG7",
-	"ddf2X0BVRhnDd5jqLSj7gIxuMrEALxXtFj3KVxTU16MCqqmYzIrzeeloy5tjhY16QNfbUduNJVUiqfY/",
-	"1XZeylCe1RDMtk+MLnZvT/XYNIcHVw9c8/EoljtTr7E0UZL5z8XhyH9yd9P8pBm9UXVA1UVWPHE9yWSi",
-	"OOXmSqd+gIiejesHNZONo89liAqZacrH7rpxQyEtYqIN5WlfmV2deXlTd1Tam5xxWTpSkJhSHavtZyRt",
-	"d9a3SAHN75l6sharoCjUuFrC4XryQOe9mCVoPsQwPL+0aQWyVvKie5g8roHrrJhzjKvzzafaKMLVF90N",
-	"W6+YIYsdvSi5LlZON8CuyIvyi+geTbVAFyRtLgHqxZNKPEn1+4VV/q5wanfHU6pa6qcyLN9aXUCMDk6o",
-	"XKxnwcKxaoLekRYAaSYIMJfX5SIhXh9eD2w+a1syVbztmmPxSQDNIIwGUxFtSYJnKJpiuR0gg6mItmY0",
-	"SvlNwicTyibqg8FdRFua9wCUtPm8hMvroDQaaEYHr9F7RiEgxet7NKaT1Wl6VO0jXRbCzZb4+Fu6ubpB",
-	"rTvzBaF7T5w7iPWOXCZ5n03whMzKydddm+QUU7YmZl86j67T5JlBc1JxaPIHLKYST8RzrU56kRq1RDou",
-	"KYeJ0C6m+jf9mNlAV5FHO9kIWa1F0udlu722yN3poE1RrSVyqpU8NKqhV4InmOFKouK9NyU7z1//gXf+",
-	"2d15vzva+fi/bUX3Ny/wtquqrUdA3WQ0kZSFgWYGYvPug/3jMM/p7kY+vRIoNHFPF5cnR/2rUt58055i",
-	"Z2jiF9aszqxAPvVd5Sxt4qUs5Cc2rkBU5iofjAAcZFxNsO03U7e54B4duR9swhm179Jfmhq9huR/5GFO",
-	"UyI05kI7QFLHSaWGR/qz9VDX6jUhqRI6TX4nnBIUE0btpdCgWyjUY4BETiUdi5V+VIewygBsZb0pbsgE",
-	"M4uqtb3bwrXLN6YytlRQ9vNqrbD/WbfW7NXVTpYub9ZSd+J8poGzhasPQFViMtiwStRNRrA+3qvTLDzm",
-	"XHuejN5mB9fZctOM1UWWshOO5y3RvPQI+6xW60svrYRRO8Uc8op6UwUQMR8V+Wo1NhiNc0IQKuk89Mot",
-	"lFnPyFFLTFM7pJO8pgNwSpmQaRbl/g8rlTmup93TX9slkIZLhcF2MoidsSOyNRgvB9Y3L9DOWdX0KK2u",
-	"bd4ddLIMVD0ld5RnYmQP+UifjpWLXmDQtRmHeZnA18iIM22qXdthW7/0FcNqI8equ5cPvzCo5obUzCj1",
-	"vCtTOZ2lQBirVvFch8AlDGY2fpKmuzKZ8etaoHkmRyYERw94VHG7qlO2NeKdHULVkI7maYd96bYsC6Yu",
-	"ky4vhqXORE7iHB7M/NunBvZrsb3Osq+E0RuqUurtTPg9SZFg+FY9t4KgrdDRfIYBCrUjSq4rDQO0u7vr",
-	"1/Q0a8LXx2W2a/R9RmMCeet9XhqAtfeBlhGqyuHXlkn+5HFapAaewKRzgpBnwH4sYqhXY3DONOz4kiDj",
-	"eUrGJE1JXIxleZOZIP0Z/5U2Q5m74lObnOrNT5OH/FRyLOZQq+u9fZe6Xi2zYnPi2cY2XK0UfhhZGlFN",
-	"ylenEg1y4aAaoA6uq1AbZMQckx0Qle6nXBBtN4aU5SH8btONO+2UhcR1/VU/rfcGwtTqyEh5tLn9tw9y",
-	"pdTGURGNVfNKKJYkLKh0CFZKgbZCh1jbHykDZE8sBBUSM6kXa9ssojb3qStnTH43C7WAcL/Lq7eJ1bnA",
-	"qQe0rLYAFk5sHWxH94Sg8BNKeULywDkA2gpVr6HNCccL31CwvqryGlAETlTgrliAQh1Spw3eMdFOQGm4",
-	"i84hm60+lmoV33S7iOGZEoxsqFBjqF3rZbMHwkkf1GhpbBFBV2q7MU2TM9D1N3pg3OWrbGDDc98mKVKp",
-	"fZsaaT3uUJ2rgkNsJ08WNZdJk9RJcZSzfHYFP67aA7gWT4q9XOMYtMJSqi+yx5Pe3otOUGRwze/Eauo/",
-	"MGNfc0ZttsnlZ5vk/qbwAXerN2BR8l4yz42AAN62wtAUi9GMp8TPhagHsW1LL2LRcmZTjMYZ9aplr2dU",
-	"omw0T/kk1Z6PlgmJS9LP8hNnL24J/rnK5dbrnbaQ9R1+4u3evqexBojcd9YTco5pKgJwKnKAHXc9mFnv",
-	"Gn1N6itZNxzmMW3LZlwW4Tf2HOhml78HDYqJV6J41RuyBrR4N46mWB7lDtk9S7z+ZV4QZ4HrAaiMcdkU",
-	"4WPAqMGqUlL41A1EVU3s70mrg9Islq1Ey3DGBvWrbUXYyOxddGqyrzAu3cQripXkPBGKL9Rq3ynXMSmh",
-	"lqUom8A3xYVDmflobsR0Db0VRURD7rHYJlULNPgMwNEYd0Rt19kxBUyKi1W64PUDMivxl4dOtCWkmFji",
-	"6OYqcqxg1/pR9OlgK6ONY7VIudEizzlRxbeoS3arlbk1sbWumS+FFzUANeRu1jatDbij6mnWUMdqntcN",
-	"wywpM9qFd9ceruWqZhqX0p8Yw1uEkwRc8o0nT2Vt99++Wxke1qToLQ9BXX7KMqLdx23RV2Un5ENtIGQC",
-	"Ar2MYFYdUl2MX61SxmMiFyMaEybpmK4Otyk/IddC7wwYqktXzkdf4BoemEh4ozmkmqSod7/d5Wob92uv",
-	"t6iH/Yp2PVX8159wIZwWGq7Ektiyipt8w3gLt3mrr19396outqVop2VvzFVDSpw8ej3PNQ8kVDtaByh0",
-	"GNkQ3U9pApBZ4HzekKXHxD1N+X0JXMvydLo/GHMTi2wSjwYdDeeVrMM3r5M9BjMUwt82O4xq1ZMRppRB",
-	"ptyRP5OMWQI3l0wAAXfQ2/MTxnjGAEfD93v9MjBiAurBTFuwDzkAwZS4Nl29WijCabookQP94CruS0cb",
-	"aNsoeZDlKla3R1lMHhRboWqMaKxtqaFhFfPPGgxBlVFlVbvqvzFJJNZaLMOdYFH4jca8UV+l2/W7/0Gj",
-	"Xn6QGkXek0yIZn7ehhM+maf8ZqNcrbu+/onOjZ5mfbnHRVppUxuIvo7+IiND7mpT/T7l94ApzRkprkWg",
-	"4YW6DaH6m2DdnXuxjH2vTmA5XS036ZFedwsH4fynnArmv5TJYf6z3VxJZrs4jst17BlX+1v/6ujUd/VR",
-	"b/rIGWlstvrRHVC9YkHEnYnlhNv5dUly6UsHxEg9Wx57Hb4DP8Y2kclvu21Lvn/bqmQVmfBO0W/VjW5i",
-	"2WG59iemPcuSpPL+wrN5qEQwiRPD6IfWUGQwwMICIQrIKitkAkNbS3JCWEIGeyWQdh4TBjtM86pO8+AT",
-	"tNpK7Hbrpz41aaXBEXtJCV9gvi1e7aDSmnc/MuZ/F63aRvJCxLAeP/c8vTXQCyYRsy+F1jLoLCwVjyk9",
-	"xP9Kx7UZaSbN2CGa8RSkDIb28ryOAPQQFWFxJj9lwoX0U81V6LJXxGS2A2hZPlPztUeQilzeNyFkms/L",
-	"I+8YoWBE0ug4iEHwHp+dxK0izFYDFmovgyasQrT1Dll8wu0gz08+ZKqEs5KQxC3CEGYppynPJlMUYnE7",
-	"gp0KNfKgYmtNWu0hU0uqAVEUh1tBJUQalNDoOCwYuT0ReMg0mdCJAtWkFSu9EMiuByyiBn8S6D6lUpIi",
-	"RwcM956kBhPEZpKvk6SV8sXTEmrl7nLt3EEvM2Z85jzeoIv8IGlSb84QV0fmngpPGCIYFRgVUzvuDTql",
-	"OjTVREMaSWaKQab1jqaaX2x9+Ld2yqWMOXqlp4JY6ttSR/dsAKh0UfzaqLEVwy3ohJG4wKKuUAm/J89G",
-	"cMeei5q53uLMcUqYvFwOFui6fJtnQdwCjSlcEVcSwQJXu9VRL2PrffRlb7kiLEamnIn9Bo2pYrWBsOko",
-	"hS2cB4irL8b/Kd4210MTJO+lSGtu5S2JRbme764WdN9RLOibWgvWb0VOCri61bo1kzq6acvt9ypIZMZa",
-	"bXQ7jJvLjFmEGzCmpPKFSCG4IJkO1qGILY1OGXP9WS123hN8Uwskywonk7ebb3K+xo4ZyoIAlXEy1eWp",
-	"nePCPdW9/aVz4SNmDlPXGqS1eJvdTS49fg1M6/NQfBTXu2nonpwFaMRA8ARj8JggjMSCRdOUM56JMtW6",
-	"51kSoym+IznSXinTfFBPiR6gy+uzUe/b3tnx+Vn/+PfyLM1Yg46tVzAcaEvRiFwyBpC2XcsSwSer5EQ4",
-	"EVzRvCErYXloWa6EulHRvTJkA2aGDLqrUMvtXQhPyAXIy4wFBVBhOYQjyuSQSQ6fNUj7PqTFdRxZPdhx",
-	"T8iKkWas1Ymten1m7HMG+s+ZvbaORG1RRC8ztolcM4ZI/JE5ZsxMnk3sXgSrTL1tK5P2eW1cP/D7kvkJ",
-	"hL0bouicR41QDoDzSe4akh0XsOUORVD/tU04mU6osFF4RR6vd2+6lTRT77pvvinZe995Eao2hChMZpTZ",
-	"/JlNkUUzvECCSJQXRltqhhD5uQP5y3iCQvtUj2yxMBiy8BPC8t8DRNm/ByYHRRgAz8vHKMTSUFfKQiSy",
-	"aIqwQOH7Ltge9qcmNeHrOAyQTW+J0YLgFOEpwfH2gc58oYQg1eYOH48LTlF7Q1TwjozKRs2GskCnADO5",
-	"eW2uDghz11qLGQH1zO6Q5U5YXWQgYEBzrrggsMNYuFnJ73Ealw7aXrc7ZHZUwo8s/dhw1BuCeAcGdKqQ",
-	"raykCGOmzLX44TlV7FCOObcPQcfR3A28D7xx+XbQS2GQC26z2bj5//5f/48D/gX/yl/kEP03CvWDDH/m",
-	"73GI/rv6Ev93+R0+dBv9v///PkgxE206ZJWHehty3mlGHLKg4JSgMWU4KWNVFYYC3VHBudpO2hlP80kY",
-	"gCszBe+KXtll9/A1uYY0v5wmD4QSehFGUcKj23XVoj4lINhP7Z0aq/mWtJBRyll+1XbR5XdH6PXr1+/R",
-	"9eBI6wJnTuKKsvEeS7IjdYKE5SJJ0HnYmfCduurySco1NeIG3b+ekplsK3lyKYxEVW8loqnRW427N2+i",
-	"d/E3pDven7yZvvv1m9uZj0tWx3JJTJm0JzfOCAIQaRCIGQe2d6s4G4rUUYYBtETxrBZhWjPoAbqvqQkD",
-	"rXRdODjaMY3B7SQFWhtq1IfQhTVTRBW6I0nSavnU4C8z1ms6efkEtS5CwPxKupEiidHvfPjM0JfnsfBt",
-	"T6uFsQAFqwuSh6YV1DFRD0X37lbFVMDJDXLlenHLpxhEDhL/zku6hppIH772GhlLSge63uPHFv7QzaZu",
-	"OiP/NOg89RwF8/gJRKltppGKNsYiUKTw/EDAcD643P21rqExq1eQL/ccubfSPeYuNSorT4op+zh1u/S9",
-	"ls9LYN1Xx5nMUuP742H6yuj4+939dzt7ezv7+4Pu+4PX3YNu9z+bTme702jH/ZyMrXjlKXBWx3mb2tQ4",
-	"UmXLT1DFkfBpuCe2fQsLXtzKdletmn7Dqx6HbJluHk0qkMA0RpQdmgg7jT0T05RUkkgY1yR9rMPdMjlY",
-	"hwgUV7xVLRuC4Nz+NYmPranXxOxV53pwVCYBG1rnn6e8usRKiAGXLTrWwsoUx1r2oU6+41yCC7d32ys+",
-	"SueydtO/U5wHIKSKAM0oyyRBU56lKMaLHT7emXGmHhf4X/PTPSG31g/tL2EAHvQiQKlOBaJhaMlcoC2s",
-	"aqAZltGUCGSs4eonjcgKrxsk91C8fUrUFY8kiTXOrRVB/6pGkyyUwPnXGFPzlxqD+RPGZv5WVChZhGUS",
-	"1EXfoL+gv6C9nbcrfYwbqc0qFIQ13xXa9k0pml+2txtJFl+d6qZVQ7b9zYzyxYa3CS2hO8g/UlXozmkz",
-	"y/4iSsPS01YOwNvzIivaCs3AiANXYaRD4iMNkm6J6CsrP4FZAWJiJHf1Mh7lyzJtwKBgfdsrPX+GuKMi",
-	"63I+FqP6ulmUVFU3kLBL21jt7DyuvVMsm+SfgYWA1Eq02GZyODZAkiZZrgnMK4jozl63u7f/+s3bd19/",
-	"875bpqPv3lTJqJsK6b+Gw4dud2c4fNgbD4cPX48bUPHa5uCu7X0t20mRAdmsxLIzN/BmRhs477NHlYOl",
-	"VmxaCa4aq9TtrvG0DBzGpYZ2fNI762kZVRWBOLJDFCp+1ADkYwgrozJQL2tCJ1O5I/AdZRM042qo1nWh",
-	"vJ39TJ2Yr74laULZqt1sHPk1CBifBQvezHOvxytq7vtjG9+V5/Pnfypx+6m8+Hoc+DOSCdav+EpDlCd6",
-	"oJJnN7c5GDBJLenckoWGVMmfGBpbzJBbshBoypMYjVNCdtTXIdPti0MUChKlRGpn5fuUSrIDGRi3vicS",
-	"9Yw1R9wKk8H3DicZ2fZZlDVa1Kpl+laXeiyesBUVzDuQL92jNkWsMl1Fc7dGmrFWTjBOFbMsq2J8PafT",
-	"PNKruG9Tzu3TGlJWVdXFipres8ZTeZ5W8jNhEXX0ifJzDnPC4g90Rj38JiDte/1/1dOkN9/VG2ZMELn7",
-	"FGfYyuuZd+x9NNWIf6Ys5vdPG7J1C7yHNjYzAYiaIFKsKYKBC7N3uFc222Mx0rpLdavMb1VW2HYZFIvl",
-	"jN674hYd3As5vuqdLkGLtxZe8i5LeFf7vrz7TYjBRmXhJi3zMFgukm8pbBkYXPVAizwliycgWVdszDzn",
-	"y1tGGcJoTB9IvCaObQUi2SPXqeeI+lQscPopw+nilUCmFNoadmJyN+wY29ZNRpMCK5Uzb4aHymmyHQa1",
-	"1XYXp+lQZeKZAmG+EJsVBSFe7Jgz0uA6lluFnRhNHZmpTw30QQzDW57WCqdu4/prfb4aoEmekZbdeBT7",
-	"svnrnPkQSpNmxHEhB6nwHguUm6sP0L2aJ3hJYBrn7ivWd7khAXQLR66W4X+ut+jSpOmmvTTl6RM300Bz",
-	"6vgemrvk7qIjHpMhC68Gl/3e6ejD+dUgPMgXjEYYWCsD1mZbFJLP5yRGW1GKxZTE20Pm2Cr1SpsYCMht",
-	"qIN0C+8gQPgQaIwhED+vM2QTLg3Khw6R0bFJfKxhDpIERXxGfDxcK/jlHHZ5g1vYnENondBoKyDr9Q2Q",
-	"VEwvhlDnmwXSsHy7RnuS0hllWOrpzvB8bhJoQ4jk0skUtCAPwFk69+K41V1BltY0HvhCezzbJuDILa8I",
-	"0Wm2PARWLC8PPs9FeYMvvqqOhjUvVUuJ0KaKFRUvoZyJg88P4UKr2/QZeGybdaE25VW5F2pzblvBnXD7",
-	"OuW5tqnl2/d2NYuj2a68czYBHHNJcLQ+dvY4ucekvPc+dycTdtycl6t53o0+Ez4kC62KJMLkDzgsE1u8",
-	"EIjPCRuyLXXZBaRXtNhDeTwiTQ3Wkp6PyWxhopPA9VDNJhwyi2W+MMkSIqreeB9RdfM2tJYGUusy4sn3",
-	"46RO+D1zHrSk5anxAmif+KB2hRvSJqb2YQ7sK4jZQu/NYQ6yehKHhlMvXlF1TNR+Alyq2kTDvFA2WZsr",
-	"K9gxfTQEnhH7/qqjoUf4Svhx5JY7AunwCcomhwiSyYPwIb76ZBw5Hr9KMya++gStPH5lTvaYJwm/h7BZ",
-	"ybm32xdhtpp30qGtHo/EcYonMwcLChb0MP9Z6Eyg4I6bi0SNEIEvOdVloHi+N8Ez18LXWwP0ANKU4r4c",
-	"Pk6UCQ6cT4cPLAdG6hNimFG98R7nzXSSwVKuWoi/XZ2fFQkcGiBQrF76JZeaOk5KxeiXL7z7sC5deovN",
-	"YBeYCgv7XouUqS3lumvCb/3KfcsZ/X7LyG87ebcNC2nTa7nvyOoscis0MDXF5looiaHJ7QqY+uFBYR5k",
-	"2YykNAIHekRjgbYwQ4TJFJI5xXSiLhJnyWJ7yLj2s9evwFaEBdmhTBAmqKR3JEAYJQSDS37419DiIm4f",
-	"gpQ7ZIyzHUD1CaA9w1GoBjXydh7jRhmap/QOS23KFWhrkvJsLoZMFWNcIjweE/Ag8fEFOJ7RIndA+1Rs",
-	"7gqtVxOGdxKvm/oNQs3iAT/isxlmcXNqgvQSS5Lrjyup3E1CaoiCMH49iqDd8AKfA5At1BOa77pqdMhy",
-	"h6O97vYhmiv5nMpabSvswvvOM6bzuQ9Z7taks4/PiExpJCoJ3t+tSlXv07EPyGyeYElES/BeY4b13Si3",
-	"ztuury83XK6Sz2Kl763H/XFvsNc96Kr/393bf/1MF8ics6wD/5jwiZW8r2mhZ8s/Bk99xmJjFDsVLYGE",
-	"fLiReao7nT8uDrQnBDzBIJ6gKWaxxrAMVZkTG/d5r6MPd2hccftSpdaEo3jGM+NjXNU3gxwTkwQJfB80",
-	"vYSHKPw01BLbsHOAhh0NpqdhZzV03rDzGBoBzKjF1AxbJuOtvfX/H3v/wtw2jq2Nwn8Fr75vV6x5aVmS",
-	"7VzkmprtTpwe744Tjy/Ts6eZY0IkJKFNAWoCtKPJ8X8/hbUAkJQoW/IlcXerq7piSbyAILDu63mqCqvy",
-	"Fuu019x6qX3ksmNI8VVqjFVyzRIYvI3m163aRYn6RazE4AMaCXTJpgCEwwb8C8DzojTr4RzyxEEPbpHI",
-	"ZkHnfsJ5nWRMKYxt9XOtpUBCDvCmpvXcZf3px4Vkzj45bMTqC+WVZIDxXUTKadTii4N3u6oL6ylcFr8Z",
-	"KHoyh7lq3oL3HiLKQ37FxN1ryr8weDvlAS9aPEWnnE+OunAFtro5msq6eMVsBnZlitYP/HIBtr759YTp",
-	"a8YWsLdiDcm7I3Xbz0fITHTrMZYGaQFxkVT6fYa4etNaelWJ1hSxGtJ6I1iFMA7IyKzUmSKfnVGjWorV",
-	"2Xzz+Zf25pvPX9vB7s0v41HyubYU6zFti389c6NiNlgzr1If4t3dpeUAS9TpMxA8bqe2VlBQS0n8up1p",
-	"W/drHrroR6xPVfkMldW/xsuDnDZLjH4zbx6uUfsY92sQrAykRkm71qmTBXLQdeYpll3xmPlWq8pjQOM0",
-	"pKR22yRhKb9iGWfKqtzmHolTRjOH8oQ9447PmA4pr39vtxaiYaJp+ehiCW7hlKUs1uX00CwFQyENrl2T",
-	"Y/xq3L3cES8nr39rZ2gNfamVAvfrmMrSJVeoOdI/ffX1ljuglu9osjPzoMagRev+k3FNbUoQYkNcVSHW",
-	"LbK616tjRoUiQJg78JRRs80HtzOLLLUO3pXOWLHrqFh4y64356Pal7zEaecnH+befuXF3/Iin2fPRXVw",
-	"DyuimHnQxy6mKC5vxNj0toSuA1oAQxBPK0Ajicx1LMc2p23ko2ZKEwvtVGPPl4A8a0A374e9eLVgZ565",
-	"XD0oVKyjUKRwC40zgsWUpfEWYpFdaSsXkw7t9rfjnWSXvRy8Gr4evfm1tvl7XrAmi69wuah9fB8Hs+Is",
-	"LNV4Xn45JTbT2mFgGc/bWjCqv5+dHTsWESvlqhevOhFck6HUREhrzdWDBwr25Z7Pvhy4mlvsq7H53Ilh",
-	"BILBrcHAI2E7JLUSylmxvJfYko/RbDS7y79zz1HNEz6WkCym7MkkZUX9lonAatW1WzaP8XxP9UyF4n6o",
-	"hVniPu3exnwaNHLBf8uZ/dliI9Zeta7lBYU5YANTb5ervG8O60OXFoZl/mLDNlUTy4UX/uIa8kvw8vjZ",
-	"GpH+syOQdp9xU1/EIyqGLClysBX49lgKwSCC0SoOtINtGRmJmfkq5LtHtnM/liBoamDpamMhc5KqViFe",
-	"cpGA0MbJLObRtTDtYQOTFAzaypIpOnDAhZWLhGXky6Y9R1XAiv64U/qIsviZyOBHk71PKXNPofPjUYb5",
-	"M9cjvNxTDfaMqSIF/mCIR7u4lwEYKQ79HYM7lnzCOsE/0npiJLv5V5Hzkw8tsm8bLZ01C552kkCcngPB",
-	"mEyvQCeQca40ZIH7jKRSTvo0vgxcxjggKReXm6mMaRoQgOaLqQIE+1yoCYv5AGD/cpGaS7swEcsQhhAc",
-	"IUBVfXfx88EPf//06aeL/Q8fPv18cXxy+M/9s4O/GiXXrHoW8Bi9rS2UofZ7I72wziiZiwfcYmE8pNPy",
-	"MWMK3zeIsHBBWfVzWxhzPggJOqame+Qj1DFYh2dsqSKxhRza8YjVTnUsRLNlJoX4/1Yxz2cUe/x9RRSL",
-	"FfH5zpX2KNrKrdonUlUlZViTT3L2IEg2rhVRfAicKdiIGRRlN/0pwYgqsReG5MyJ1OWv8EZQwLMauOF6",
-	"W7je1xp4zuuRYvFFRP4v6VPFXu4YobTdJRkViRyT/lQzW3T996P9t+SSTR2AdcJimcC706y+MvaZb0U7",
-	"JfPLG6crz7ienpoR2mZoRjOW7edGkbpP710liqWi2T8+NFPUmOfWdD8FJKLDy4uoklulmqTMmArbXXwL",
-	"3ZkCRpgoWD9w22Kyjf5v3NwAa8lAukJaihTemMlzYxtTLjTlgmXKzl1hPgy5HuX9kt3gzIe5ZnXcpoHv",
-	"VWeBb9ExWxadMrJ/iIkLRTYOUv4f+ul0U+lpykqP1QwFsF39z+mnjy3iuilB8HhfMfpKQieNwkYP+tYC",
-	"EoJYMp9brRZACUPoNRRQ2rLwZLRbSKkCxhxg1nDYMF/bx8APCdOUpypskBtzh1CwLzGbWGAURiZUj0B9",
-	"A/cFmWRSy1imimxoOiTH7mOzR6KtcTyJXO45FEdvj18oeOjNk+O3gW9HfaHIfnefMJFMJIeJi+ZLxWmX",
-	"Rs1Q4NKBgZhz3N3hBbgrk26rHXjeLGRp3DRbj2reT1kooq14RPVWwdcClNRbDoTe0ZdtQV2Rck9AuCgo",
-	"H9WITpgKEE5UhcLBgJANmPvKPFdmFzg+4a9i+ic0o2M7382AQGEW1aHQYBT5GX7hiZtiKkiuGAZlQhEK",
-	"XEMSCGS5FMS55SQym1Zm/D/wfY/8AJvIconuHx9e/HTwv7ZIp0V+YlOsCR3ThIUCIcjsFgLYBRQn0R6h",
-	"QNmdRCAUx3SKpaWQdv/x4KwYiCqNjuZ6xIRxDDS0gVpS35hmkAGG2nmq2SakuS1rdxEYN1/aIcFnkBkZ",
-	"MzvbqFUAfXUr6IXNlTvwHZs7dF83g1BQRaJ/bfoijM2/4Du3TemHB2fvSVT5dSCz8R4+JiW77bZ9RSM6",
-	"mTChyhXucA+cR7gtS0hK40vl3hZ0p8fMslpaQXV0eDYnmaS5MtT1tGQ23LInqS1zLDilOi3JOAS3OKKC",
-	"DqG73EjdRqltutFptVttqLabMEEnvNFrbLfarW0sYhmBoN+yU2X+HrIFlXezbNc9MHA0ZxnMoXt+fKW4",
-	"FGQGkONmBszkm5nWilhoOYddsGEOsYhM/rTKIrQ3VKHAlfj/ok4jm5v2Upv2Uuen76I9EjnsulkchKZd",
-	"SdeIdK6cxEbaNUg+n5+9xfG1yAmjCVGxnNgmU7+6jc3V+JHpfTtpBb8kTGa33Z5p76AT6J415279ai0n",
-	"79AWxm2BPWIfwKazCxwGW/ja3Wx3ztqu8LWN2J/wEI3eTqe1a22iBo1jl4V7Pd75rfvl1eWb6139MmtP",
-	"/0P7scNLKKzJf+TSDAXQwdyuAvz8SQq837tBI5uMG71tcKrhK2OUFjU0DRpjwW3lN2+HOz6fpeiG7fR6",
-	"pwB0fg1Wf8G9boWHuXCxiX21Vd297Blbs4ffBKUrnDhxs/xVilNmrqSYXuUqCmNuZZG11PPMnzBzlaWf",
-	"qf6kuast8VzzJ8Ab3Wl3Fp3pt9XWuaBWoaFnt9N9c/dJZ1IeUTG14R1IWu7i3rz9vEOhWSZoalvEYQGP",
-	"xzSb4rYnxb7XdKiMbe6++WwOtkbMQln6gSusvytJVDgjIJRMwKzUhCIAGjnjADaGoTOZaWwmM1omFP1M",
-	"XjIBTeE8iVpkH8+GIkCrF4EjQiC9M+Qh6kSZGdD+0LoUYJQwDdvol7kyNXN9LDm3vMkdCNeY337LWTZt",
-	"eEFghtIob3VfN9O5q5pwzq1GKT0xZicdskV3BFlWf8tuu1TP2Lm7nrG2TMkqC3gZAAtBda4WDcansJeU",
-	"debaLrc+f/9T8+Yv2RQw6qxrF1kccygVWDgMmekfpisOQ2b6PWdpsnAkiFLMpdgjkfl5qaHAwq2MZElw",
-	"NQ8BVcURBvynG/Pd42hft2t/+dqw9rbZ2fP8IJ8r0ZXbWlFQB5vL3q6Ewd9o9BrDid7cbb3c1CzLqPu+",
-	"wPopuEzsjJ5l2P61rxRXmjpcBajmaCD7QcX/nxvsrjcfzDRWM2lxnmVM6GNgLevYkOwxy/ALs6GA77iU",
-	"qzYfza/m4839tf7QxrJv0/ufBENZJwd2W67V/+9W/S+hkX+giUvS/O4sBrOWiVev3mLALz7bJoV5KwGj",
-	"TqoA7wJ16z9ByAe6a65HMmXExpyKaBMZ8NQ4Lkc20yKkJniHPksI4OMaV9WiMxnXjMUjicG5AjQROKOE",
-	"sRqiPpcR+Px9oFHkYpgCLIXrK4gmaT7kQkXQz2rMFnswfo9oBnuh8NDk9tZo3HBj02R0uoURSfC7W2Tf",
-	"mS4yI2OuFFAaRRW5GNmS4CK3+EIR1xRRIJRRdz7B06NQINxvQUzvToLf4d7W/4xsugqg5A++TIwKhOkJ",
-	"BUBNKsCJ7ZuZUBVc4TEbSzMTATQlpSyxIcMRN88+JTSVYtgzI7H4Gw4riw9H2sIz+ethaAu71HJ3rG/t",
-	"aIUCANHMssAgyEaHHPEfmoCZ6ejZAFqhxgLExQbPNG8C1i394pCtw4SNJ1IzEU9/YsgPnOH++UEm09V0",
-	"cZ9LszkOvkxYBlCB79h7XkTCGkHj7yydKNvGDAU1RvElZEyzS6aJzphIINN0lwrHqO1xJjWzGEY2yTuU",
-	"NFV2ECnlonpp7FNIp+YS/p2ao81AG0HjjMUjwWOaEipoOlUcBvOYCn7CMiUFTblGBufEbBd+xWDMk4zF",
-	"XDEM7XCL+gBhaHTGB0wpyG4DsAlARA0yzkQC3LQ6oxynDAavzXOAWk0ngzxFWYV7HK0kiIdbZGz8sqFk",
-	"SgXkz7JJfJ4huov9sohw0QlvGVUimN7sM01beEQrlgg77ZNIWGJvZ+O/mZFxUm3hIDbtZc2CU6UWthIi",
-	"q0XdhpFpnMvNeES1eye4Aw6qd/ON4tCcZleF/7JoSbNWTQntdKYhzXbNVVvQGjsj1HsrWEPVzoubamLI",
-	"82NXbODOPW3gCT+wYR/7unpbW1DdMZJK9163X7e3rjouSr+EafvIlvIKhu/DDFCc8uTO2JOnG7MPujZD",
-	"12bo7WZoe/vuk97LrM+ThAk8YwnDtaqED8W5gh2w01nibsd0mkqanEn5gWZDe97uMo/moWCPWMLpmQW8",
-	"2+l2Vx3wCcvVdzbTbTGGs4Hm7PQisFdkJ4umqXn7HZuPSvZgURNSZndSPpmMuGy2BTdAQu6hlEmL7Nsc",
-	"8+YEzRXoiYTOHEUyNjBThxffaW+TdwcfDs4OLo5PPp0dvD07eFdn7uHY7mnuDY6ojkeNxwu8lNrOKjqi",
-	"U81vLB1NcVTr+O7Iizlt8QIt6TSFt2GGQa4ZoN/BQFq3KZqHqZXZ7rY71UppSGu1slYrj6pWdu4+46PU",
-	"72Uu8BadJcT6cQZwPVBD+x4bCL6nUH9na3MWCfWgPkNzwnSe2ZgChldmJLgDSrBFPBgeMOJ4gn38AYYt",
-	"QiEFg5R49MvnCLprvt5ELfJPmubM+q8kcs5Ly3NYYC2GunRInPOZ53uK7o9SsMcW33f57PXO+PJR9Efw",
-	"1JdVHfMe/WfA4jbvGgr0pKZpmSJFNXrbNvLt0DsavZ1u0MgngDzVa3RAgf0X9Hl96yjAg33/VTz+b+S2",
-	"L3bES1Qn7w5P3346eXdx9umng4+NXuMv9j+UDvfMkDxI8S+l8We0/MEZvVOBwTEVLby2CJ63RbC9pN49",
-	"kgk0zzS+qRWxqk3wXcswFmv11fTivi2kxySo0Y41FsEkpTFT2DZl9b1V9q48A2LvYC7s2SJZ1+VyydgE",
-	"kxyhgF4X1SKRbYsowzzXdcXQWOc0TaeuPQbSAKGIvNCKLCMd1CiW4HOE1GiFtEgk8jSNSu5iKxQRysEe",
-	"QTEYITKgTWIUaSYaX2LmKYLa1qjOIMGOi8dwJ++ZNpjRhk67yWyMEIxe5HNRig4uL72rbWJLBWDvaUz5",
-	"7qlfKg/lH+Hz48ZK/Xx8EyU42+Vzq/dbZL9wZGvluHaX/yzu8veJ2n4nVY5SYbXA6xbtgsh5gJ6vLboo",
-	"iR9QgvvdfdewvAFndzGm6PtPOq124BtQQtHnwgjbZovYKcJII/aR2B6WcruK71bZ7+6Hwl211GdilDiW",
-	"cqLMhL6KI6ZHMlE9Ep0ykVjHMyIbDu0x+qqpuryJeoSSM6oujYFiRD4LRXS2f/rTxenZ/tnBxdtPR8cf",
-	"Ds4O3kUI/FH66f3+4YeDd1GBVIXopkClr1UoLHqRDbUG1mChmeYDGmtbclAQV2j2BWcCj7PlD6EojgM8",
-	"9HJXVYlSgesSTYr5N8sFySdEy1Doax4z10J+fPLpn4fvDk4uzg6PDj6dnwEOpPAgmEBDQNVldRZ+/nTy",
-	"0+HHH6PAX3oojb6UAso9KFFMYHg9FFGFrrSVQZjocDw2+0izdIrtWr71iVBNpIjZHol+ZNq8ich1Mpl5",
-	"bAb4AhEVn4uhe5Oh2MBFtwnmJXb7BWh6RsZS6EWEFuvIt9Tg7FqAZK5CQYmjpMEjkMvLLYn6WYjcW8R9",
-	"GalQxDTLpo71yxGHFEQXjuEisFBWygbKIvPn21EuLqMAalwEocSanfbiREtSvySJzKrvyS7JJpbB+AnF",
-	"DiDzWiFlQro7ZCRzM/eW3CwUMCJrPe8RCgfbubJ721GYXY94ynC9KXIts0vz0Bmjiaodi0dyo9puEFsU",
-	"3W0TO4BmixiZ0m5tkzHuWs/wsmUWlplw/xneVWTtezNKtTVkOpqD69f2iigkyEZ0yeFKqbxmWUzNc5nd",
-	"roJQRAMuaBq5Jj6YCrt50axqgkTZd3sPcMCN1fpFHyZGpGgylkqTTvc1mWRcaNqvtjQapwJEQjmpZTnj",
-	"pHEbaJdaWGh/XYcO7SAesbrJyZpQWPkQEBeKUoFrrFYBMGIoi2QrsEo1npKYTsz1zH4yAhIeZq/M/FgG",
-	"nxjTS3CYUNRkNtrLdYtAobcZZSgmNNPAz5Bgigg+B0gNTrGfEY5swvvR9JIJFw+OaZqaGQGgXYAvtRX5",
-	"rjDMDJPYUWK5VovsV7h/uJEeoYDJ7+6+rJ18ssFSxUi0ud192e5GTb+4eYKL0sgAo0HAG4SfXpjlsrnd",
-	"bbc7Eb56UMm+3w7adYtutsC6pQmnFjnKimbwdRX/DwMaGM/4V2ryVBW9VSamwvXHXPQcytdCYferKks2",
-	"7G71Sx+u0W23e/DIr9rtiGyYxzPHN81ih4lw31Ji/UkjZ+GXTkQ2cgH44HY3+p+6Edno0wTeOh2rgPRp",
-	"gm8Xj2jDyTC55toDY+X5n3bMRil47WUoqCDsC1dIlUjVpT90FwaHCtEsKP/DG9DfoYj2u/ub/8TmvciG",
-	"EfSICmNpwOy3W9t+1NsR2eDWtGq6wABcrm1BvBwysnlk8P1paqwKOsZCT3TqW2Z9G60TgSK9+Pjp7OL9",
-	"p/OP7+xFBA6jaKfEHRuK6MRIww+HR4dnFwf/entw8O7AngPdLdXtGRB7+fOP+//cP/yw/8OHA6MYoqNP",
-	"7w4+XBycnHw6iZq11Yk0Tfe7+yvHFva7+3Ym7x9ecG08RtlALVs5BAVfBg0I1DianW7QMJfIJrFxpFtt",
-	"ZPMcyaRyCi4zd07DrJHbSBWwYoyJpDqEkvk3O4zOLcOonlYMxWfO7eR8AXSJhs74ZHOnW2HN6jXeDDpx",
-	"N9lmmzv9Xbq5E79MNl+zV4PNNu30u/F2ssN2B3h121SBhPeNn41gSiSZypyYrX9JaN+IaFgx2HNgEzl/",
-	"w7cmIYFx8unDwcX56cGJmYsV6ue6+/+jpDiZxE8VvYEzhHP86laIpWB2kkfPLBrPVhoDWigKG4tDYubt",
-	"v217kvmnNZRymDI64QqQC/BjK5vELZDjh2IgganQ+OaNXoN26abzKloyGzaqRLtmKIdLrb+CBqEBdpAX",
-	"EfCOipKLs4qEbDl0jrlNAbBDc1uqtDC91F9iYZdYqewlnQ2LK899gkcF+7UIj7mPc+sUmLQxoZgaw8Mo",
-	"9THRMqHTVuPms3ns+k1irReXMHuu2yhY5e0v8yRjNSwu8qY0/JfDV6PX95ji6qBBd6w0ahcrvevAMgQu",
-	"GM5ukc/4JBU4trqUdae1293+Nwqoe0kolEG4OdgXvQWe3yb6BVVwZPACydfQ7YWw0QvNbggbQdjgSWj2",
-	"SWg3RtjofQ1hFvAv+Dm8a1rgSoXJDmfge4dfcMrwghhbMEfMe5RwsJ82HGZtrr/97xBmztikqz9d1Wkt",
-	"nvjwMZ7VXbx6K3sgklWbw4xEmfkKlnxo1nwIbxR+fkvTcQhMtWEDYCTMhbCmIWx4n9l996eYErvp52YF",
-	"CgmqkwIK+75zUg4+PPKM3LkhvBxZakugLHFborGCNEG4LJQZNRmW/ZrA0YaNGckMXa4mBASdHa9cfMqH",
-	"MOajU8bGmbvuuilznYd59DzMnyo3st8tbdeNknkckLrIcUCsy9EsJVKOi0q8hbmUrdY1S9NNcFDwgM2Y",
-	"ZknL+ToLMYHKQF6YODHn1SdLmoELXhaJjhBcIghkzic7eiQyCiQKEGXA3jkiG1iQ0OcygrCPuuRpqiAI",
-	"E8UjqiMC39jwvxQMoCOKzljErG4GGG0sxFtMJ7TPU65tDAyR54gDxiMISQeUrVXwuyZiG5UjfP6tnZ98",
-	"CEj0tU8Vu8iz9KYe4qwVig/8kllGDQe9Q7gmgjGbI7E321sUkIFw3057h8yHcey8V7JICOmUJS8UsWBR",
-	"noMb6LMqgSiUFz6s515gKKi6VD0SdVrtiGwArpJZCp1W24OWKSaSZiUJA7/SLAnFRuQ3HGyDAY2ZigCo",
-	"xOUbyhMJKqmce8OQV7u13dwjQvpRyoxE7dZ2FFRu225t29UZ5VkKoadJxgYsy1hyllGhzEDMYnN3cE/f",
-	"DMj1iMcjGJfydOlm5dWNXkvZwxtZHOVMkQHT8chivmSJj0tjuNvNLbT3FlNHBoA2zyHFYi9vzsgW4lF1",
-	"97F5jUK36wODZQ8KiFx1qp59aTGZJyw79X7XWVjTSa5GH6XmA3v9ognT71QftrEt24dikusjmWDhDLhO",
-	"UBHcKABDPuX6tmPKcu2W7uPbamqslDjB0NLYg4moRXiaKQDj//L55gZrYe+A3xxpPTF/n1YOvBcwZ/WI",
-	"CtomAgXagCPI1RoYoDOaWojbuZlouU4dKNj1M/YWPzmdhNW88NjzOwhu6Gb9B8yoN3oNIwhOjt8iDG55",
-	"fyLGXQVG7yFdq1BbcBOsOgRE1HvMIXwuo/hVPYTu697uy1b39et/zzYTUzFdAlOnIinMs95x8Ac2pPG0",
-	"dMrnW2u3jIzzyh6Uu8sveeHtVA50OYBc36jI6DHV8YgpAmgRdiTNtT+x9if+SAXM3X0Ls2I1dp3Jfv9i",
-	"5npj36XUF5r15xB+R6RjVcnRE0AvpiSjwvgaYIWPZJ6lU5LJNM0nqkV+yONLplUooGgh5UOBzKXnZ29t",
-	"YYbMSEKnCmsEBjxTmgCAMxeKROaaUVFIAmUF9ictI7SR0Ebuw41IH0iGRUGzEzjEGMGULdv5D8uk2iPQ",
-	"pqNIDE+BGLt4EQWEGJBqfwVjM0/tB7v98mUo3Lfm35ZP1KvIsemimOIJU3s2qVr8BgUqeSaUhZxhIsE6",
-	"DurRZzyoy8Zue9vcdLfdbaJDBFU/GdPZtBUKFyIGcEDEmuWCjNWe8XBiJjRPmYKUvIULwlqrYUbHWPES",
-	"CvvIZJjJa9Kfkm77vyz0sMWgMXPGBem0/8u9fPaFxhrL0W/rR9v3S+sOFMFTTTNP8GkXk2P/3ysqeGxN",
-	"gXnxy+DLmQeuxMkKznyq2Sb0Y9UQcM8O7kAkC4cm5PUyI9HyEcaBG4lc80SP9khkpmSpaQBX4Qq6vJYM",
-	"GbrXdujOfERQPXgp9e19rq3b3bXXMM8IlnTGmWs4U/pcJY0eHP6y8ybAdCkizo19y93LoDHZbbvdcQat",
-	"d692dlvbkNvJ9O1D0PKSCXWuWNLovQFkW8tarRq9bUx+lYfRbb8shtEuD6NbM4xO+1W39bJ+HJ3F49ie",
-	"GUfbvBMt5y6wXb2Apgi5E1ebFLvBzDO87u5WppIbD+oM7m/nwGFXndIrhhnc4jlfBw0J/pQ7Y9vCFJee",
-	"+2uDXg0bvdedbmsHpsW/kcmb3Uavs7uz03p5U33oTnd29vHTQTFQQH5q9LoPABh06/2uPoSMGc9kbXOu",
-	"bc4/iM2JtmZZTTuDs9rT/OhGZ0FBqJaKJk9Sqo3WJKUTAx/I9b9yAcGxyEYaI8T3d0XKPKYkywXQBDhS",
-	"RlcAi8CDukUiG0ONLMULwBPaejmeGIMKTEkMvBV31jLF8/eL74R0tw3FiAI+cKZZQqYMCjAj9yxiGNlC",
-	"48Kw5sq24ZENmREuLLFHE2udoTUaTmZJVBQpc0Vc/9YiVOe3pYl/LJVuqXt++dookQZAyOdVu9Pd3tl9",
-	"+ep1AwW1s4cwSHQxYumEZRd9qT3n8pWxG+fV806312m3dnZf/rsoMlGHwjKk2s+fct3odTpBw70CcyuW",
-	"MmPtNkoFS8ak4CJmt8MMuMoPP9MQFynfuz1z63blzgXKoL+xQ5yMMwZLyXgfXJBZvIcecf3q+8eHtmd9",
-	"pSE7WibcfvfTisVKuQt79wxLO926WuvHtX78g+hHQOqtisySgvTfPoV61OyL3pxk7Iqz66dobINywXJ+",
-	"UrAvGqIS5FrmaYJdTlDsLxOW2toPXrR4haKf89TztCg6NlIgYS4jaC4V+LxWTNPUJfDwgpCocz9fZ1wj",
-	"bDBW//dKSDtqqjQbk0kmxxONkSDfL7aRyZQpEhndYsma4HmipmtUQJ8Ffiogd+NRLi5VKDIGhAsJHox9",
-	"JHIwYJntqsdgh9J8DFRF6JmQjZ1Sy0UoKH7fNLofekEcFVKujFau08TH+F7f4mtuPKDRvVL8yRNySDRL",
-	"UygCxfLPk1zpv1ntC/c2f2zudJdveLelBN+i2d1PtXMjd4x6L9fP2gJQ8xCNwD393zmoZvsbdX2j9keW",
-	"pvL/wE4oo/l8LhxauDDYK2M2vr0u1F7zUJGU0QwsSTPBWJyKC7XRa/yvmf2Mkf2EtlrACmhWFtzGGkBw",
-	"6+mFYjSLR0ZxA7tTo9eAPcXFAxW3GaZdY0sobnP0WmmvlfYjK+0/VV2W3W2kEOnOUPAwYAuKrWYCc3dS",
-	"BDl9PYMZiooVqPBiJnQ6df4jJlQ2NGeqTBDEE1RYUo6N32hc4fIVje5l0Ak7YfRSoWe9Ryj0ZYdC0xRa",
-	"YZ3+pnihEfRHIxnMzOVc3zjiWi32TktzsapRBUQki3LXpePcjq7l9KlMq3lsLPQB0wd60tVEXjKyYZ7X",
-	"/I5sj81FwXerdleQ3f7uh8lC4iHbTFdML+QnuIK3sGgo5rfHH0p1viDHBCNxjvBCNijnKN9nPMfu5OVG",
-	"BYuv6MfckAPCOBTMKZ6wpss2QtcpDN5s4YDwoZAZlgEqG1Cpe5LfKo9QZZoHWin3uTOf5Pn8BDEYRwK9",
-	"DCQQFuZIcXW72XPJRWJXUAPjNFaqLRmpeYtRIWPMlQIkdMKN6YvL0geFNgeplFnD5kfuRoN07Jc/Y3+z",
-	"LSrhMVSY/HD2FjsJ/vaMCI3KK3kVXqPKol4bbGuD7Q8WZamo/m+XiCguv/U1rii9W+Hc38tsyBxtY1kX",
-	"e1Jba/gh4Icz21I+YJqPmUWDANCGqIIXGwUkmseVjZoWOcjmaojSdLoHKCoYunHaDYrsqEaDTGZOJVNt",
-	"zRcNKBaUCHZdxehokY9QWU4hGgPID4uh4stje7xEwnLayE2sxU43euVRZPGSWOyVl80VGUrB1tJ4LY2/",
-	"B75cefk+C1lu8dVnxMNiYV7r7H4Sde5NFReoJGGxrA4px6nS6PhyDWXsc4VpTyK4ntDmRmf6Tqu73S1V",
-	"/VSt7p0ao3tJ27o2aPxgObuKgF0L1rVgfbiZ++zE5I9MLy8j72nw3h0Iq4Z4jqke3c9M3ioKAW+p5Smf",
-	"9KIwj4NSqXRAZJowpW3QMhcpUyoUEaAJ/hWIpavWtGdKAkRCCycWOUSbyCFgTWimOU0dGiMUzRZglMDW",
-	"RkXM0pQlxmSOc0hrzldje1gzbou2lwlk+gDwt45nRlTFEdkoT2nze/By08el5S5CXQvBZmb1KW0E9ZlD",
-	"CBqN5RWzqW7LF4IRo7vQXW5TkysMrj+DwVSty22/manF7QB1/QLmkNki3Nka3E53e6e1O1Nju9u+CRYk",
-	"T4+k0jbenFHNSMJirqxavgv6xoYA5yfngYG47pME4uwuXSUe5x38tY2ytlH+eDYKhOWc8gLIuooKf+4m",
-	"CwNa7oUWSZnRqwzwXU+bjgG0MiMkoXHMJtDXprD2FpqmPE8GUnC4ZjTEx/H0YLbeuGAJu2QTgM+cpbaK",
-	"LAUksoA4zIdEsip9u89D7oUi4oAhjOhD5i/PqmU+FCQhgDMMRFZRqYkOK1AtKQkUsaRsoInMda+Wl8zW",
-	"SEV2pwGEL9RWH709DoVF14XOv77ylOUjesWIlqTPiGIa8XAtPDMVhI+hy8I8CT5VRGiS3M2jnsg4R/xp",
-	"MPoqAQTHr24J1iyLu0NxqLxXvL1aRIyObO8LqE3qSuykGf3MjXuwl8ZjuqmYuYRmCTQrola5lSLeKBv2",
-	"ZZICNKSFQajv+oK5q5hx1nK6XSniAx7a02+Cxph+sZp32ycwgZkfiVSQTgyzsd+fQu5JWNw/r6nanpSq",
-	"7eaBVGqwYu+MKlUE+tpmW9tsf5D0KS7/pyA/q7WrSuJxicatGvUcEMGufUSiVRs/+cnf5ImDJk8QlehP",
-	"NbT+7rxuBw2sNAfVuSS7KaQHLsXtyQHX4U5/a42TZ1Ta4t/bKn60XxlrobwWyg8Xyn4NPh8v2g+JvHNr",
-	"vVIhPJbZ9KE0lbVdPvsJFHQAu4TMyBHNLhN5LfyWM+6JrhPXLXII1XRxrkPBhZa2ZwbiANBY0gna7XaZ",
-	"e0QKYsY2zOhkRPpm4qnxY/YsbEcowC+EDiMk8TM333XXtbXLKbuixbBcgncoiRkDVrtgI1BRUeye5YUC",
-	"GosWiczjWsIUS1Zjxmr+DwVIZ7IBZZ5e7wBZiyJ9mXCm7Mi65Ij/0CyAYDrm7IqPSXbb5OgH6EBGn39j",
-	"p71NDj+enr9/f/j28ODj2cU/zj+d7ZM+m0qRNFuhWKrCBt3R+6vAw4SNJ1IzEU9/YtOHEWlWFY2PC///",
-	"yHvGFIBGZjQBhBmlSbvV+a9WY3VlgQ+8UoNR555+5bfXzQ9WpU5k3OXg2KCSW6JrZbpWpt+jJKle/baX",
-	"UL9VuXUozhX7jo1E3VUHfMJyxb4znkeS1NgadabG7a7d1lf/5x1VsFjvBV0/zqRw9a8oXuuqShfUlJY1",
-	"3iMWlN4ur+8tnw/vLBT1M7IuEl1L5Gcnkb9zhehyYuohmUTIikyoHhU2WUmqNWZtzAVNXC937uzhqpWl",
-	"RXP53cITU2/YE+5qXaFYP8LiCctf6B21zWueMMCzbC4lXrFV4RwrX2Ym9NamxcUztFLn4KMF2ZJHqPg/",
-	"si9miWr/v8trMqZiWsBIXLOMETuKtThfi/PvIc5ROD4LWY6ChVjJUiO978wPFNnuclJgz/JF/2aRf10c",
-	"p9uGf0NRDhTBUf2ianSjPyVs3GdJwsVQkeuR2bOlIBfQqmNZ5wixasYBAd7c/pQM8jTdhHBZRsUlMrd7",
-	"KezYHqgOhfmuNH4iRTotCEtmxPSiMlEni75Baeg3aU4/oeLSzKJ9PTHDQJ7tqCZcKM0ooOn2pyShmrXu",
-	"0VP97Juqq9XRdzZ7fGmsFn+6E6TGg8nMFHMeA7eJImokM+2IUFpPUaL5eAkllCWrVWXinlqr57V6fngy",
-	"6RkpW1uP6TXGN0gfnWqZQXCn6puAXOl5N+WFwq4Crye5IkN+xUQQCtCrhTYsp1Mgf+T1ZzWLEopb0ihk",
-	"hSyKnZzvmUK5TfpisGwOTexhcG3mib9dSmU11fg0eg56Gh9vnh+gqZZM0uB+WquotYp6Jh7kOj/zLVS4",
-	"LTT3Smm5tIzTkVtfUWwsmZKRgjk5s3wOxg/tERMwdwjyJ8zAWLNlnX9Zi9t1wK6UfFksgB454eIE1tNn",
-	"W4oG9Ed3gqBBxBbRuYo0Y09msy1kLxR2lLeKtjlXpRYKAMiOEO0uAkZa8I08drbzngKiRjSbAUBxKL2h",
-	"+BkCo6GlPg0brqe9aGfnZrBzhOyWtB2pu9JpKFJ+yUh0/On0jCyezy08K6pzsErk09/Nv4IXzsWJlONF",
-	"G8MdOYNjfYgn3TgSWZaseIFTd9rNc0HShjNgDSz/KObgezzAJC17Ouh7bcE628TpnB1WAk1Ly40KZ/ad",
-	"OeMmaAwoT5d/OXjuezxn+QcD2hE8t3Ebkanb4WTjf04/fWzCNqZua2EQxO4YgKLM8rXR8Xs1Orrt7hJb",
-	"b7nldZLfCnqEMr1P48thZkwEK9NhdSFeB1FTEY8yKWRewF5dU65ZEgp9zWNGgOL93cXxyad/Hr47OLk4",
-	"Ozw6+HR+BsQNXCuS5QJDdie5cI2vQwl+QisU0QeJTxZBEbXyxAWltesOqc/owfVLlMaFMslyoba+Zrk4",
-	"TG5alcTOHOfhen/8sYzyQ3FFU+7NhGdmmK8cATlywGpikPJYr6Mfdzkf5qwlhnokE1Y+ZYkpBbv9XNAr",
-	"ylPaT9mMo2OMU1JYp8uC8c/YvU/iThhjvy+TKaGKlIe5V7LhaZbxK6bMIXOWvGqRAxqPQoF2PQfYiogn",
-	"PRLm7fZ2LOAfFpGUC0Y2OgHpBmQ7IK1Wi3BBAN2pieR5UUI1decZlWZPNd6BQCeHkn5KxSVcDLG3sMoC",
-	"bh44Sl4qpsiCEwCzHcALRkjvUzzVC+V5kg+TaI9EcEZkn8pCeA0yOsQOG0w2hcJ6NXbkZANLQ7SU6UVM",
-	"09TS/sDnjKk81f6KiPMlZapCkeUCOYGEc4HsDEjBInvRcssRTyz0BgIzNYnMQoFEzvb6BPxC8N9gsbTI",
-	"Pol6ZAJ8frEcu9Jf9+ayKenshkKxWJoTkbXP6HAuhi3yHhHGFBkYieTmtbi6B+7NWChklnBBsykxViiB",
-	"QRG/NVrQluOXUgksZGJWmxQOstjyVwEYBYApIMoJGAX0mk5D4c9VWk6AAIJro+gV0RKMCiYSl1qxmQ3g",
-	"bGqRs2uJPWAqFJeMTQAYpU+Fme7EjgyQiR0ho3ncK5b14K3AOIR0wxpRFYqBTFN5zRLLRMUKcDbNx0zm",
-	"mmxEC2ygqIm4I1KwUADrtVshE6oU2SFH/IfAdrsBDIyFgzOfwRIiJ0zlY4B9w9X348FZKG4RH1/9Or9x",
-	"LjQu0w9U6U3wNjYP30VBKJCVW0wdVeSem2t7J+OgL30rHHa9tw6jeBb+uoU0Xc3dfocnfVtn+0/g1lp9",
-	"c2vMSA4IXgSuR2T/Vxavu7XXlvvacv9jW+6Pa4YHxEda72GQz6u5BxjndxfOHnn0zluroybKh/+8WaMt",
-	"EY3SPE29fbNRMn0JQMapUFhD2UrbIb0yJgbY5higAQauEnW1Oa1XNX6MCRwKY4oG5Nrc+dr4DJRXbDKw",
-	"JKoguAW/pUsMgK1mqZKsWYzjAqSsxF/AQfBCZY1j3LF3snZ+KAYpHfYcqi4we5Znh6YZo8nUWMkT6KUg",
-	"8YiKIRqbIyQCTULhineKoQOYV7QHysqY0c5Q80diMgQQ5Vpk3zkPaPO5iTQG1oQlZCPOqBqxpElmUH3N",
-	"Q+EfVJEUCs43jLXr4rx2jk7PTg72jy4+fDo9i6wRDhPmmDpmBh8KGFxtrRo8RWGcPU7yfWkE2mu0B80o",
-	"ixT8/RBVHYyyfZa7EvQ+Y+XficzIiCY4/c29YtHVLzRi1tnaEFnn9b9PXh/W+LNI7Btd5GTsQ9Vr4eos",
-	"bN+x7jOAws6ovxpFR+b1XCi4kZOA+Wm2NcRiqs4xJiJszKYIjaX8ipFcaJ5aHYqqSmakEp0JyKxn3SI/",
-	"W7bK2RtBmMmSTaOI55jno1OW4HXsEwCAq8AwDIC2EqpJyqjSZDcUYy5yaIb3j4VDBmG2V6T6beAuUY4r",
-	"G0NqNowUiv0io7iU3pq5U0mVc0FetoljQBTVKUJOuYRVNVmdfsLwh3Uk70A9NcuDJ65UHAhZ8G4QdcKA",
-	"TsZixq/cnOBM+wAXTB4v0OlRiBQ1JZWXV0kneR3Y6HRhmNpsmEav8f/80t588/lrJ3hz8/9v3Kdh6M5A",
-	"QAYztKI/f2JPelSHHsf3Qrk9ivNZmbTKnlIattRaia6V6GO0yzwflWhjtk5B1WvF4Nu4kLXK1zh0S4Fo",
-	"mgOXQc2EwZ3k34Q6+Y4DT3JxCgjk73mqWbbsKdDRUTplAfcxuMKO83iWLqqun3SmJfM2wt7H6SZdui5k",
-	"ldbG+nWwltprqf1HYYFFCH4rwpy4ho+PjmNcrkq6VQpnuUDXgUTXlGsHSeDDXyOWJtYhsbLJfDvggqaY",
-	"NLZZJ3VBkdMB6rrwWsRlgydUKZZYw4x7ImtzMfChQsFrUQR+ZEbg32WTn9q7aAkJZ59CNZfXErK45htJ",
-	"BGMJpGonk0xe0XSRPDVXmZWifJyPkXNozAV+KOq3udBsaIT6U8vTOyNO+ZpTcC00H0FonuTPh0oQRcBj",
-	"yculTLXbyXfKwnXLCRP1pBmb8pgWZWzesZgnHnBLS5lC/oRQMiekQTZiCscIO2VkZkC4CIUUxm2GN9gi",
-	"+05WsgQvBaYpJlxoNkSwYMs4CD3xodiAeEfMxRALjmTC0heqaTFoikIk/H6PUJIwwd31OeRIoJ7JZ3Dg",
-	"UAJs5NHXsAExnrDRI2EDzwwbAQkbGaNKCvweK77wG1BSL4Qk9iMM8wVWgoWNGx/Ew+IqTP6A4oBnwgri",
-	"HsbQqjmhLBcBiWwCzGq933KWsySy1U9cF5NrHLVUagh/jblSXAwDkotLIa/NEImQJJViyDJXM0UiMyEW",
-	"b2Cn3SaCjrkYAosSstSpaK/yFjD3lDEoaaLCFjLAwOChYfJDEdk36tJNQenqpLj4L/xzq7h4i+zDrJhL",
-	"m1Uyt6B6ZKf9hkQn5x8vPn46u/h5//Ds8OOPUT3Fulmm+37brFpssyR3ir3+o7ejPKauDshQmmlfMwGv",
-	"tfb3yfLM6vllqk3wnJ9RTn3HWpPvBUOM8tPI1XdMTMmZUbRvaZrWeHV3mw/foNpjGdthv1BeRpHV2gt9",
-	"FssxU0Yz2Tx4RKgmUsRsj1CjFKwyhHyXgvoRo/4q1RyuoLZ8EZvLKcqHAzwPk+M2+WNT47Nsxxsld3VM",
-	"p6FAq0bRaaGcm8aSwXoFq7kXlymgsbn24dbaYK0NltUG77ngavS90UewVqrWWbxbDC9RFZDlopR3rGtd",
-	"CXzzhc1821oBI5TM5YO53HxmK+8twSlWv9lbQAIeahCyXIRiTBPA8HQ0qRvl6kNfphAQ5H+UGeEC3Zai",
-	"8zIgb4HoFevSjJUfkKO3xwHZ7+6/UCQq9bxHTVtiUKnk834NVwTVhY3ppfyKBdgjg2hU4H3aWQmFL2gg",
-	"c/UMzrOoNC44LwamYIOGYpJSPZDZ+IUCf8Z3UWBFgLxiGem0ia9QGMqmq1ALQD9BjBHLCMt9Mej4TdJp",
-	"s1xhAV/D302b3O/nPNW2m6FcplWvSGz6++7A5Z+zmOC+XQWP2hdQ2strZbtWtn+cgCmue1QazytqarZn",
-	"klshcGdVgD8aE1IyTUr42QNuxK8UbFMOBsqIwynAV7OEbESCfdEnudjXERF5mjZt9qqEaz9fW3Dqx/b7",
-	"Y+RcCaKS6kbPzEo9WGXnzVnnZa/d7XU6rW779b8B0xJeTZu8Jn8hfyGdzd3GHJ0y4KCpeGRvPWj3d+KX",
-	"yWvWHnSHO6OXv76+HDeChtFvuGLtCMwX8KLKcJnts/YrC5e50+n+u+EPgyfMckt3o3/bvX41fUM78Tbb",
-	"Hb769c24IyaF4juSCISZ8KHZ+UHDL4ryvbaLe7XbbXMvBDByA9Q0s+s0HlGc4s1Ou93pbu/svnz1+k3b",
-	"rBZrmTR6Dc1SNswowO5YuM5T2Jf8P1jFGGfTCaQhr1VF6ScUOoAH/IqRfp6mTJOJ5FY1aT5m/0FS7IM8",
-	"kxO29QPLUm42t6e7v/0VehRQt6eeEQK223irFIp40bDW3GvN/UeqDylrIae4i++eAgL7ONclhDciBXTL",
-	"y/iyR4x3ReMRSXIGPehm50VGG0RkI2M0wTyQk05R0zpmMfBZRNRXkgxLXoxy7KVUET4IRcEAlLABzVNN",
-	"Ire5oyZ0yoB3bRxOUUKXg35e4zTKQSgQJ7l0YuA52sr9N8ZgAI+Y6kpN3Z5Li6GwL0PN0VRJTAECzwPV",
-	"5MxKeGL0AQSAuYplhg1egqWh0KNM5sNRBTWvL3WLHJRgGYqZhK55qiOyAenRnXY7FC4VB0c09/D3lDNl",
-	"PXoyyHWescDzhlAyZTQj1Gw6406bd2JGQnUBj8C+mAVmL/AfGIR510bzbKC3KeNLRX7NxxMykNk1zZJm",
-	"KIydBTyz5hABCIHgYhN/8b3CFx/RycS4/wjYBKeGwiyICstsIb0LUPSgMOXgSmjeUcUTthgvHbPQX8lv",
-	"udQ0ILliCbmJVsNPd5vruyKo11pYi+yY522SrKz2nymQ+zO1kitfFGbqSjZv+09r8z7URL0T/N4eF6Bo",
-	"MgoIRKZToGtrdW2t/i7QJNZI+I+EhF8yL+rM+dujZFtf3Z9LIuLrkgzaswYy1wTyRg4Kc3mo/NLYH5Xd",
-	"co4cpVvVRstoyQeL8iXYMcsSfQ2xv5bg31OCu2X7nED275BtC8gxP4nSrirzbS0ymsBDHslr+AUMR+Nv",
-	"XjNR0yT4I9OPLrXWwfV1cP25OhprdbRWRw8Pfz8r5fIj03drlidLYZ96g9tmyHQ8mtdhJ9DgwlyF17jP",
-	"MkUmGcNQNUZYAQF5Q0NNkxyQGX9gLxRUTInUI2wnKTVgcN3cI5GRkBGJU0YzRSIjdqPAx78RPczFq1vk",
-	"lGlsGKE6shH8TIpSOEJmLtwMv9pYaxAKdc11PEI4fFLOm0Pf+XiSa5Yg2phlf4CrBBjdLwf/sXoK9VZk",
-	"0c56WD8m5HVAlCTwK0KluZGFAq+NUWZhI+Nm+syFFTgvXCmA3eUpIwlXcIcWOaKXcCmMUPtKALAa8Jqx",
-	"zIVWRMtrmmEbEcSJF4aTl40bn4NWqJgZ9wz7ejUPbTgrKwkcyFORrTwXEwjm5vdmA+HNf//WTrdz1n7T",
-	"63R7O8aEe/mdrZ0S7hQOdm3+rM2fZ+ON/6k6oFD33C+8OWEiWVgA+PPI5prLdFScGWukyF7bUiVyfvYW",
-	"xB0QGUihR4E1KMyhWpF+nkDT8Eak0EJSLfwq2iNRahbluUqwRhDMm1DkQjHdtKEIsHigAuKai0ReE2Ph",
-	"aeVYIoZAZ0ARny4URln2qWIvoDXASmRrGwQOA9C1ZjvIu3jE4ktlzBgcGLHDh1rvKVH5GAfg4EDltag2",
-	"U6mAUGWMSZpONY8VSWSLnDCaEBXLCVsAqQEW8Sm8iEcL7lKwftysNnq7cGWmVVWjdM/a7WpQwCwIPKXd",
-	"2ul2tm+CBrzM6uWsSp29Ynez3bnlip1uq/36Vce4DCw7Vyx7R3k6M9B2a/f+1WvFTN6lxXxZqzl4rbl+",
-	"t5rrD12EhvhETjI4mf62VC31BEhFwGBza0k4HFFRCxAi1nkmyLXM04TIwcCahgAW0QP5j62roRhRkaTG",
-	"R9/Ab5TtNYrsD5ElGRppPTGOrPlXkfOTD8io4yh2QBIfvT22fV9QxOUVyzietPB7FUEluvFnr8mG8RaM",
-	"s46IFHgEYk9cXOB35uqWlyiwlD4jRqL/Zin/D5Vqa5LmQy42x/EkQryl/4ZJSCo/4N8I7A2eU9OjZ0Dr",
-	"0ia3TEEB6U+hwoxBoZiZQZg75YvJXu6Qjf4U0GktmRI2pUGwQpERoNtGcBJLHIYEcjaVZ8dMqbpkiZmG",
-	"Uo1YTIWQmvSB+IgaY8EcyR10q7L9vBarA38a8C8sIdcyS5R5scCkxCFgEIo4YwkTmtM0IDRJMqYUQbYg",
-	"mV6xrOlLAXENGXWdsoEmMteBbdILBUwD14qlA5IyeoWhnbE5qEXAJHHsIR72nCvk/zFTQIWHBpGZx5tH",
-	"CFpzDhDwkAHldhGb5cHFcM9fFRDlASO3u/uyNNJLNtHmKOilwzXLxSTXBNWPGQTc4OUO+Yn/EAoETyH2",
-	"3WAZJKxaNEcU5DFhRZZnfI+UdpwxJjIGTEFako65bp0R4eEYz2DzPpYVgSMCmYIrALENBYstL0BpgWVs",
-	"ACV/VbYno/7hd+NDZzS+ZBmE8opuiap4+SDlJcknMMmXzFhXPGaFlz9k+sJ9ZafVpWXKMvBrY2K86Uxz",
-	"nAA1HfdlWk8BWQRpfnHHffZtdgjZAj41VLU2eg2UWTVwkaeMZjEWmiYyVsWgzaeLCwU/rzZuhEGrHfb8",
-	"AN0025v7AY/jCYr6B5hUsKyWNalgw6xNqnUw4I/UCuAEqzPCYFs83PqKR1RvxUX/N8iA2s6AM5peQuE7",
-	"FbaGnwvyacLE/uELNddHTtSITpgKQAGBUmV290Lwn4qpPZecvvvJqEkooD8/NAYByY1m0j1AqYJG7eir",
-	"caUv8iwt8LnMN8Yos+wj0AJ/yabu50s2bZEIrD9jz4VC+95q/wDWKzeOs1G6hMaQJSAb0Y8HZ2QLTnbm",
-	"G1xg3NwjVGCaxh5sThta6sOd9o695YWQ+gKoDaPSKASOogobZs9OPI8hhG2hESIq6BmVrbi/dl85jE48",
-	"bgMsQUUHTE8vOFhAA86yqEkUg3AD9RibrsWiVzGgsSEiFBUafgvORrV5I37Alpw/mCX0dH0TroUjV5Cy",
-	"KZh3bPTjhSKMZilnmXsWtG74UJgxWNJ/mUObR/159qmxWUIprjQVOqpcDqe6GKsdA/uCyahqE4iQlRYQ",
-	"smGsSkgYhcIGmdxEFaEVc0kFpJiOAqLlCX4iPzuhKE8P0DG4CUokU03/2t0N5LVApyUweyKjsQYzM3F2",
-	"4GSSTnskUlOl2RiybgnDnWVnBKxDNxVmA4pNMwfEml+AomObaJWxuABEbsBZmqgAiUUVXghjU7jaMa1p",
-	"dozf8va14GTTOGYTyA4a+9q+yRJx0gtFIvRTNu2vEUFFYAm4QUbYn3wSFV0EfGHXaHcj+J+ZOmevu4GE",
-	"ImFxSjNrrffcswSOPXUkecwismHXAs+giTgj0SAX6AjCdLpPSLcaAMCQkRDphSdhVVHhT7k5dIMOxUak",
-	"2RjM4zxjePvJxcT8MaZfLhATw30qRK//IRQRJo9jdjFhgqZ6ao4ewGOKeFr+EpKvSku4umJm4YUiSuWQ",
-	"64s+p3CbVA4nmewrN5LyZ7SquRhesMFAZpjFvWJZXyqup1EzAGZXuqmYmQRtnAgu/JsHd7BFDh1JqvGN",
-	"0YOsCIaepwIJxYibXTcNin0UkGvWH0l5iTsKAnGqtANdDNRCLtpdUhE8cI737GIpMCIcT0lMJ2Y0nTbu",
-	"MxSZYQN9srDhMKOqUnkexwX6yiKjolrFC2vFo1xcRo4fsleiNnEeaZSwVNNWJqELDR4AIhUQ+rU/2m0Z",
-	"FVTAQZG983Fj6FsD5JUBYOtc4JuL9mwiHp/oQqLT1rL4MRc5QLeA5M5yRiiBMVveMzae6CmJcF/YPW81",
-	"BJyFFLS4z6yyRnnH9R6IV+EYlX959+njwedoKUpghwEdihlK4H1wifOsnNgrkwFjaABIbe1ty+CfX1ut",
-	"1s2No3oxjyIkidzAzMvHx2pBn7LbbE6nmWVrRBR+fa6MeNrAEc9Qz7mChDwTAYpapdlEecQeIPHK5Hii",
-	"/T2wPGN+p7tkgb/FC+XzCMb6Y0nBoXNNp0Eo+lKPSBtfOddmWUASiEiRTsFl1TRtkYgjSCgs2Hg8STf9",
-	"uw2F27s8wchK9K9Na6wC/hDK5GaLgCGKitlJfGOHkfKUk9CRriHkqvEJ8a9YJvYvsDzDBrkhN1GB9rp/",
-	"DNdTwJlQ4XDG0Y3pJXM9nRsRupIRiaQRfdwK3wJK1RgZsDkAgsi/isA48lra/sMFZMl7ZEKVpYI2pqYL",
-	"6OwaWw4lwYWFAdoCADkjfhNY4bZCx2O/AodhKGxpvWuKLXEok9sxp6LAbrlQ+LNarZZjVG46ZCSNvIcF",
-	"kOyEZUqa9evAWokU5hqqwPxVaJ++IRFHptMLO9Wlh3PAxRcuJBH53lOuyQYtUyeWbMMyFSAwZrsJkCJm",
-	"oJR5wqAP1VmztqcTRUmV0YL0czUluUhQABQCP8qYEbORGQTVbDi984FgzxVXvjBXnn1pLoV4TW9pCjW+",
-	"TeHaNB7CBQ1YXOaPK5rmrMRaiK6bvxImPhNJpjInesTFJaF9YzyW851AVKn/BoW0gNxkDEuIboGRtEx9",
-	"DjiajqZ0iWGdsdTYloSSX+UlFFzc+9buxi4OVdVggGhSVmI+agR3whtedLrbGDRYkq6x8iKfslTK6lSY",
-	"vYrChiCanAA+V8K+NHrtwM115Q4Q0MIXTFIwjmKajomWCZ2Wpt07P4jEZUusGr3Oq5fbrzpvgOEFaqW8",
-	"KtgedOmbuJO8Yi/7u3Qn3u53aSdps8ZKr86G/fC6JZsIKoL8s8woPGRLqCjHRq/joUSKr3bb932nGJq8",
-	"BXCs0Wt424EnYaMXzk5N2AhC+3z+5zmrDw6ysx1WpjvEaYRT75pIvAouldCslRBXRWiWRdgA+zBs9L6G",
-	"8Lrxku6F47m4XOCXsHEThNXFFmKe/ObzjdGvv8fnLj/gW5qOW3/Ap6x7oBCkRNh49g/1OQhxx+P7qmzu",
-	"EHd3OC8JwkavG4SVbQ8Hd29Kj4u2O2jl+4iC2/H+iiGRjf85/fQR0UpgohZgeVYcLe9SrdMMv8M0Q9Co",
-	"hqLuugSEzJNDe/DyWQp0nO6Rq8AT71W+iKeuXsSI5x0ZQbByfzieWy4L+SFX06XLIPH0+xZDurl6QEkk",
-	"XuK+qRs8eyaBY87trjTrpROXnjNYmOeCXlGe0j4WX+8u/7ZPcnGMzmx9u/pMUods4Gmb5pJU837KmqWM",
-	"1HEmtYxl6ko9x/FkcTZpX5Rz9xswA+QtRuuJu1JgPU7zaOTvZ2fHRGdUKPOam1DpYIP8M/kbyDAdvjuA",
-	"KEHC1CWQRTvDSUGKCYpNMGiAPrklenExbZ+ywBmzjrkZ8wtFjMLYPDl+65JcobBZLuKSXD0ssicUH9NC",
-	"90ItK4dSokooxOatQkFJn9HMuL5GJ+KQivoZpalmKVOKbAhJoqN4snnKlPH3Nw+TaI9QMQ2FKyV1cQxk",
-	"hIanqhL1W9KeGT8mwsheKecS7UNoPyLjXGksA4Iw1Pyprg9p1vyOfKTevz7i+ARamNjshSJKudIX+DIc",
-	"in81xaZ6hCcBDCEgGDoKMB9wbANoQSjgc9MORTGRXFj3KiIbkQ27QCScfdHmX0zG/K1op/pbNTOGM4oA",
-	"3j6TZAwEneWxzjOW+MQKwFkXbOABsOLg+rG5qjHT1Bg3FgoNguWVSLaml0wVrc+leLmNi/tE0F6VTQjQ",
-	"zXJRjniFYkHIy0J0+xWCUSLkO7LLgisQR+YZkDL75PzjxfHBx3eHH3+MgvrIV0GOVA58hWKZyJeDp5gN",
-	"bWH4yIa0yHxEyw8Uxw1hRxHtH5tH3v9wcXLwj/PDk4N3UambzgWaSwxTOAPmTddMQZE6NB9fKOQQhxpz",
-	"l4ndxye+ZNNQjC3yrEvXmdUCj75HZpajWAqWjKbpUTx5SF+Z8f87QcP8kk3iRq/RbbWNt8/0SJpbwEC3",
-	"zFw41DMwZT3XU33L1+g/0+3L11/a2cvpjuj+tjt+df1Gd676Dd+f9HeWptJoJFuGVH76FcC7/0dJcTKJ",
-	"j/yJjx+tWTBDuBwql/rlq386bhZFxv5PgYkOv9x8hlCWlQ1vizF4wdDoNcZquHgK41L5XOVGNw+btHkn",
-	"yOsxd7sAIPiO3h6v3ZrfafVUF63OWS4fITUf2B1g62GtXeMYDKyJck3BjIJc/h4REhqX18tiXVS3ZFHd",
-	"n6rtzZj2p1j2eosbBFVkt/YzFA7M0HHJ2Hw7nhxUSu3A6TAuwExhXTOogOKj6ZGmjpGr5/PC5aozomUo",
-	"oM6OKleoFpBIXguWXPSntjTC2+Foe0c2jBhVU3TwrREwXJBzwb+4TP+eRyyotGzApaDTIhQ0STic6p9S",
-	"Xgu0ozxi7YheMbJh6wQVUXk8cjMVip9Z//yQKAQGeqL09aLC9yN8w49T9P7L11uyOEtkZqyxdZZR49eT",
-	"fZ8gKiVtMNETNNxbhqryMaLA+4PM5C+P31oKZHzgLqlWU6I949GZF4hrfK1a/sgtcAsCmt8pODdfXY1b",
-	"eNUAF5y0Bf0gtwt4OIRoiGNxYVzbmAVl4Yzi3DIwsKTZw/2RGKnlG7bwRhae29UA4MDlABt7SpVEk7yf",
-	"8jgUeG+zmwPjQ0N7CNVYeHRysP/u6ADqrFWzCEmhiJPQhxT5IMLh24PTiAx4yrDLSI/YGH3fSTpFXjIs",
-	"zjSPguQroYil0oq0SS4gcAUhDFA9Cuib4YRT1zQHQ432yKc0pWN7NduAZMlcoNDJN8W5cbqZwRHd3u7s",
-	"BfYxvrbHp1+BlixwKF1CPU5pnrDNEeWX+eYOAJrIXMNRu5AQh3dmpDDAxU94XO6fgffPsePHXrvd6u4W",
-	"lx9O9OZu6+WmZllGS9fuVq6NtVO1F75/c04xk3fxdfhtoPwOWIv8P1XX83dtn8EEg9/zvosG7REr0CuS",
-	"4D5dMCfuAhDVv70FBgSxJbkwO7lSW3/67ifLeYt9PtAlAzFtSBlA18wL7yWUSlRnmmegbXWmewauwbPb",
-	"GmjwgJkWGlLuoLFW/6IWGtQLNsbA5yo5Q+FLOYvicFtTe1uFuAuDh2Kj7EpUQuhwf9sysbgcPHAQGyog",
-	"ru4Ro7XjPNVcU3VZVBrONLq0yM8Z1ywUTsmEIgLBjI3jBLskUU8Ldj3TywPMkhR9GzkoGEFBgZDoK8lk",
-	"ygKfVLiJbKevzzKUbgFdP3DrC6RRgd4OshGhCqh8yUWlVwZu19zDhVluOTI/1PYbuZYTTGUUTSd26Obd",
-	"XDIScYHhT+ynAA+MJglLSlXdvukILmhMFDme6Bb5hPh3ZgAy8w9s3DL05EqweLAWNRv7ymHb6dMj0SRj",
-	"V1zm6sItwAvj95rfuciZbSpxvxkTZ7b1x3cGlX8ICBCymF+Na4p917Ajca6be3hA0ZBFFvRjpSzWqppi",
-	"qrnfTPMVpNCkmOuzw7uiWPCLEFaSKy6/HsnUT88tfVDQ6TTTCNXCJhW3mop6dlJpcQF7MOOJHYcv2a1Y",
-	"dxFkdCD/6Sa/VcqIkQ0LOBCKzku3vieUZ6ppxgjEr9CUFI8kS1z3GwzdgQ64AvdC7DjKWAsTYKEGIFsT",
-	"+BWRmMXm7FVYpNc0S6ydXZ0nnqZmH1kRZSuC7LZRIHFFfUNXtXervi9ppuUqFLbnaq7hakTtIkYfoRQh",
-	"kULm2eKGrKIN7s5erDFk/u5q/fGPir0zReLOZwbNF7dU5S/MUVbL8s3s1hXkI8X8HRX5Bdb9/oIcY139",
-	"PFlQPn9rkbxblgXDsuswgv4km2+1Lh9scExjh8KT7W/Yfhhb2q9SaUwMpY1TIwekz8xvFuuguedSrbaj",
-	"B1OthVn01f15mNxEpQ4ozMsv2/0UoG9plH4E3/SIhSqZTpiFKiEpF5gVpa4pCI8xLlPlGBgoJcNMXkPn",
-	"YaSwr41diNys96hHfNq85QONG9czE4vRRFHKsbfsFDaD0gW4uJhkcpgxpSoJ+ZaVaaBDQD9F5dOs7rkw",
-	"qtP9XHO2EaktKOSMIEXiWrgWHysFW3wj/HXRKO252HdVuoBrObVNwKVHd79FCPnqf8H0d6kdx7IfQ2QU",
-	"E/5ckFSaFaEEvTT2nWJ7dYt/tp8CcdN4tT/FbavAHzaUYL6I5oKWsVDU9oyRmZaxg4IdHBREQfltJbkt",
-	"ykl6t26Nv+F++CtuB6TUtg3fLbJi29jiNhLnHDyogaTYAJV2jfLXFiUeIwW/1Cav59s4bAq7sCWRwuz+",
-	"zR3zbRpBTfeLHeWK7S4rtLcsHclwb+epukJUqSViccWppzt3w3nrz1j9UZZphrDyfFbglkrOMSvSCxtz",
-	"xzSCsDEjvG1tuzsUi8Jt0br50r6s2YL14nhzSVSJ5vuS9A4bWBs+O+A5SXzr0OePrn+InSCEiN6FHTsW",
-	"bBRDt2K5VM7vBHldiX/Ru1D3BH5R3D7p/qj6Eb9+xGkv3ctMemPVhXcH1b4z0EuF90ZX2DL7dfH9uvh+",
-	"XXy/Lr7/sxffn3gxuVJSst7CXZYurigEVNLGTIiQJJViyLL60EkoMHay52uQXZChHEl6oXzURGk6tSHU",
-	"xWk6HFTFZH5Qlo5Zs6tEoVRSjP3u5etsZ/xSvJ60f+uqHf3y6rpcMOHLMVe2wSyx3J26kCtix7hWan/C",
-	"QoinVy5uQa6MaPfU9ReWPu4e4i5YXHDh9xWgwWEo+JpsUFI4yoBByxVxkTcfT6qEjJDzHcMOC6Ia5WBh",
-	"KCwKO0ZpynhgkY26BCSKqYhZCiEYmZGoFKhptqohur+66OHt5jFkB1BvhMLPJF7ChnOx0heDIhHg6XAx",
-	"vIDPEdnwZcBQOojRRERgawYk5VesmIIsF0DyHrPKsDJWUhSXbKJDsVGEY+yN4QSRNBHO3pyTMahCKOqQ",
-	"bSoky0UrFPtzWHuFgpIZvEFgM72eTwYEFpAvFFEZi+9OLPySypnBVZxtYIOAaVlpvrj9JbUA9KHRs6iq",
-	"RV8EektlzWLzwp7uxkZn+lKmjALIQd2in4ukVohgEBipVOqdsZjxK6O4S0hLGVP5uPS+Fg+6vIIqgx/T",
-	"L3ycjxu9Ttv9FzTGXOCX7VKsSbMhyxC54g8SWHkKP3nWQV67wn+6yvxH92V//2bDj0zfz2ZYDS33xPtQ",
-	"FjC33r/aQpUOdUP3v36woOjoLVxczSobSHEaxQ8/k5NcOFzMUptvJSfeK9seAaLT8zQlFZvHqnoo2RGY",
-	"pmFQojBRmIbjgviMTLNS6YN4YAKqPVy20xpgxrC53eXDx3gUl+/76IRbpfhaQK/duj+TW+eE0mNGsbYw",
-	"PWlLrb/e7f69ULZQy1aoCXZd6o/y9ZPIz2LcpFBsRFDa8leqYqxYKvdUNQNLFBYRACNGQnKfaOZQzRah",
-	"U2UEoy1jKlUHGpelVGi3TLW6VxHmIofw7Hf4Jme+UNONCmFG6ZAhlKq17xcZ97U2/QcmhnrU6HW6r8Gc",
-	"95+DeXaI2QH9XV6TMRVTV5qGlV6Lbg8zXO8PdY0rUfIvSo5Fp8axmBtIZD5GZKO8EIJyKS5UZ0bm5S8a",
-	"HSyPpVNipzLTn+CMB7o51Q6x+6f0edF/vijyedGewXUMbHIQ2FecivQ38C39n4MGTOjFsvcYUXUxlhnz",
-	"fq5xVJc++56dan47aTZe1Kq2j3vFbaBChKy1+NrN+lO5WdA84ZU4qCACOuib+ly5uEPf5wJ74KBerNKZ",
-	"4DGhyiK/Va9ozW1WHewxiL67qeTd/rj76XNxCtL2PU+NGl7yFGisKJ1SnaRPIp1i7bUnUs3FwoikQ3tZ",
-	"YAFAP/KdOt/esng5cPtKdfmC25ePWXEU91OxSyqOXNzV5PZJMK85zGPPr7q18lijZzzTFjkr/pwEh4/o",
-	"jTnr7y6SZgtVF1NBEun7AGbQLZCL02xwVxEMDUDYwOa76jxZTgXfDUmFMMBlLg916QheW1zjesQgaaQr",
-	"4HmxFMitkBAtLfKXxm6fSzYlimlP9eNIGAkTVzyTYsyE3iuGNqZTGzbrZ1j271qCoJjd9jIrFmdMq6jZ",
-	"Im+lUDJlyrbmmfsrOkVCG/M306TPBtIxR6N36tuu7sxYobZ4POZmdISOazqH3RR7VHg7o66swnlIeLxR",
-	"CeVjrI3vdIxvdb79uGEmf7vrECmHKZs7qDomaCkHH8UuvUavcdVu7bTajXt3P+PM39X17JcTbqO1Flh3",
-	"PX8Dkf4j08RLhvp2Z9dVe6tpXaTeiyZcwF4ohcX2iJV2WAZgrHCA4hH1dvbP7r5PbGt/fnxsh3kcxFta",
-	"IGydfJXwvnPWcfT0ne72vxtzJuREEZqyTJvpseTNTpZhAti8SLh7CwXKBXYoJg3PJFEUizdcxOd6ZMca",
-	"vxp3L3fEy8nr39oZhlO+NIJGPkmWGWuepY1eAwixe1tb8BZbdsLMTRHl06ayEMyE46zaJg54g72O5d89",
-	"Zhl+4TkgMLwJsTzz8RgpSDo39xbRdq2tYri7db4W1Gtz/Rmb6yUp6sS7/wpiLrWp5NO8bz72gV3r/OSD",
-	"MUA9xx2pA10mG3IAaYvCMA+FR1JulkkePe8dWNF8CNnjCHVDFKBKQAifEYMeZZGQ/pScSE01cw9ETuH4",
-	"FtkXnpB1RAs++m672KGh+LgUiC4IYnv9lbXOYcLGE6mZiKc/salVK/fE4r1N1t9LuC8rkFeUl65jcYVe",
-	"uM79dOu9lORtqvEvS+s8XJhwoGLxxdHgp3+8yV7/+NP//padXf96fvzu9eGH438fyu4H+oGeXr/6cn7W",
-	"PhmqX399/dfH15gPVHC4ae5yRezGKQDGreG2VnVrVXcHWfoSlQwzNQxLKMeqaD0U54p9RxTZ7qoDPmG5",
-	"+s6mgG0WKnRbjS1Q9vW2vtq/VmgKsmcgnUYmJwjjZ0E3SMJSfsWM2m+ReW28oLHn3rp4cER1PHpE3852",
-	"3cyJ8a4V4+1224jxJRTKQ0W4bRVaUoYD4IwU67qyteh+fNG9RN7aLtpKwrqzhAQ9zqBwFNCe30NHzHeV",
-	"n7b76Fb5uaDP6JMoNuNssrnonymbWHOh+/uLwY9SsMcWhevg1jcx1ZcU8DOC/eCM3imz4JiK4F0rgeet",
-	"BLaXEbUfpT6SCR9wJ9C/leK4pxr4nimPOwT5amL2Z2cq24C2EbdzauCETVJq0acJQvYpMsmYsuCw5uu+",
-	"TKZ7wMcvhkxFHmZPKobonqEASCRCY53TNJ0SK/Yw1R15ARaRsbwCNDssrhEtcmDEqDHEaSicOopTRjM0",
-	"06OEK5CzJ8AtG9UZ6TUhs3O44+OY6feMld0W4VlV5uLjPCXjt49n4Ts247Qj/vykyvIvD9aCnaqn8420",
-	"IL6Rpb2dosgeH2OtHdcu0p/MRfpTUSuheLhfXGurCEndWtpgzwDcV3dC4HCvS+0hEk4CtWxTYUUlz8Lq",
-	"hnfFGJ6+pLim8rZ4JDRCeLn+aEFHPxaLLCfG7fNNbY3JzZNUW2jNxhOj57pL61DQjPAy2JVzYZMO7fa3",
-	"451kl70cvBq+Hr35dVzE9JLFR5mFl1Kl93EgdffeNffe2X35b3soLuZeA+iKd9vb9mucprcyYY3ebns7",
-	"aAj25ZbLbu+WNLJvvrEh17nWm5JL/OwqL9w6WaUCoxRSXkc316r7D+Wklms3SEVJPLLDuoR23Ppq/54C",
-	"ITPT2XR1BIPSPe9WWe/8/W6BOzhlIlG2KRMPJ3RIuQBYHSnhX0quZXaJpd2DjLEAyqmh8hD4QRw9uIe4",
-	"BoaRyE7DJk+iFjkcWBh9FMPACm0BE/yNufLATTiIFjmjl4C3D179ku70iZnbGYk4X7HdrbdTyoNBsKq1",
-	"WFyLxe/h0bil+ywkKeypWVE6XdFVyKD2bNOVAn19WISwVpz9yK9mE+lArIP3DEjGdJ4JlkBRHET2WuS9",
-	"zEh3h4xknikvjYwtH9MsmxJ9LaG+DuhXVAA+CUg6aIhxF1bSYXyZi8RUEHXNdTzy2alUKi6GDp7sfoIN",
-	"5q9ShPRonSjPpzTsbff9P9UP/zgcZSp+O0r/cXj0z//b31Wn/6smsv9Kvvt9l4MV1WDFslxrmLWGeS4x",
-	"s++mYOrqklfUL5qpJ1Ir/zCWoJHPzqhtmXtFDudRYszHq5xUCoYQzc6cDIUayWsIDy1wSpZSCfvEZZj8",
-	"zewdgJRqxMUQ+Q6Z0hZNjAAHGFAY2XrynfYb8vPBD3//9Omni3eHp/s/fDh41yMoyAl3/dM1+ueMqVIV",
-	"xXL2tBmJnaa1Rb2Wd89O3mHl7KNgFoBYu80MmN10QcVQ5cpv7r3SbgR7oRqhXyMc/L530ffSsUZ+35Hl",
-	"uQFzPM+4noLu7DOasWw/16NG75fPRkFih/UiJLT948MXCtluJ1SPEO4Y2dELDlyuiGMiPP/hw+Hbi/OT",
-	"Dy1vr29ddUAT2+HNYUFDZ5TrPUf6TioSkvIBi6dxCtlqm2ZBPt+arM0ZTS+BSa3gFg4seWfGJqlx/gCv",
-	"M2N0jPrKXtGy0tZd8wDCRjZLUGUttpy8Pav/sMPLY9pNWDbDfuoqWQr8dMAhpuqSJQEZyDSV1+ava8o1",
-	"Q3QGMwUebhS829KoAV5ifsRlHhPPGGEuBCxsBScwshDjw5SuWj697vIAVeEnIWOuXmcjlWK4qVk2JmM2",
-	"lsb4acJtL4UxkTbMPylLhowkMs7H5hU2K69gLLNpox6W2yHuAIx6LIVgSI5r3sc7rmKZJQE5YykbZnQM",
-	"N/1X9YncCTXX3xcVmtE4lfFlz71wQF61EQAgj6UkzqQA/mH3pi23Y5IzfPFmGQBVMzI1k8hokiRPWdQs",
-	"hVghRwoY44B0w0A9qdKoT+1ZdWM+5UNhVkqSZ6BQ0BIrxTg08MBlZl8q3K0lkHkkGyG5SFhGvmyWm3Xt",
-	"vb3sqH8dFhLEk5TQFKunbKshxpbNtitvWts3v+AFz3ZM6lEm8+GITBwIFjK6WuB1RWiaMZpMiZowegkE",
-	"2FY2KbuRbGmYP//FLJc4cVTipUEWkFtGVBVT40t7HXFbmd18teqs5YwOEHHYmJIAQ6PRMQsKrGaX85R0",
-	"v3whNPYbThULoDWjO/Y9WAxVxD3bjSOYannOl2/wtK5341s9rX02dOgKeP/S08+UT3+LSbA5brzjt5gK",
-	"j6lSlEtyAVouITIHCDjgNCVaytLU2FDdN5kTV+b2bWbDqTP31s2BhcZpfaPFUKisb7EWyCSleiCzcUm3",
-	"lq0DNxmwVJC6Yb5s4olnxJpoHl/8m8gJ7MlnCaHeAtygZEIzzWkKSntqNkYTzs9y0fK22lNPx0kunnZJ",
-	"ABOxUQruiUAwsCzLgRJdZiSTYJQac7Z4/m+1HL7J88cVMHvzfJjH/kM8nH0U92S2lltd0NiVPf0B1m9B",
-	"NYUE9eDAAQM3M9a746aHs8sx4Kd+fGtgG9f9Kafh1Aix/pSUQwQY16a6GteGAfx/AQAA//8=",
+	"7P1rd+M20igK/xUsvfOstmfTiuy+pNtee+1HbSuJJ+3L2HKyM6N+RJiELMQUoBCgbU3v/vauc76fn3h+",
+	"yVkoACRIghJly0l6np4PE7dI4lKoKtS9PnUiPptzRpgUnf1PHfKAZ/OEwN8nRAh8Qy7IPFmof4tsNsPp",
+	"orPfGU4JwjeEyRcCpfA46NzhJCPqtRhLrP4LLxzHnX3917i3+2v88u7t7NVvew/f3r67fy3fpL3Fv/B1",
+	"1Ak6Mz0XvD4TN+bl673bt+mr2Rv2dt77bU+8km/u7uFlie0sERfySsSd/V631+v13gUdyuaZHPJbwkRn",
+	"f3evF3RmPCZJZ79zM5c7r7tvdiRJU9wJOjyTzqsve0EnJWLOmSBDOiPq45evuq+DjoQ3rgSJO/u7r3uf",
+	"i/c6+50TnN4SKVDC+S2Kpnw+XxygKUkJogJN+T06RinBMZJTMut2gk7K+Qy2qf4Yv3r9phN0JJ0RIfFs",
+	"3tnv7PX23uzs7u7s7Q53e/u93n5vt/vq9Zt/dIJOJkgKn6o/xrt7Lzufg47IoogI0dmXaUY+fw6KY/st",
+	"I0Ie0ZREsnx8fRTDr8hAHW3JKUERZ3ckFVhSztTa1W9qohdi2z1eSR6kQgGSJGhGEEa/8lvS9a+utppj",
+	"dsH5rLoauwzKEEYKLAG6p3KKqBRonmA54elMLQ+mdpZif1J/TjFjcMgyxTFlNzvRFKuX7fed/U5MRcTT",
+	"WAHNewh6Yz9PsUQxRwueITml7Bbha55JAEeUpSlhEs3gzP9Xy01fypTgmUKeKg0JPCN29wHMANSEhP3C",
+	"2axvyfo9ffTPsQG98iPOSGXtiiAQuVNcA9bNUKxeypfbofE+2h0xRaX76NOoIxdzMursjzpC4lSOOsGo",
+	"IHn4fTnRjzqfR2zE1Kh7vlGBQmFUwAkm4defpwsU09j5+GX7jzW8pjS6Jazb7TqDvPINovb/iG3BB5qb",
+	"jTr7n0YOrxl19vd6wcjlZyPFk4JRiXGNOvtvYenAB0eWEe6+C0Yldjbq7L/e3eu+VDMqfgjLK3HEUecz",
+	"7LFTRYDvME186DtP+R2NSYom8ALCE0lSgJtGTASH7aLxF4UXJE15Ch+bv9T5RDzWT/vfD06H46vT/k/9",
+	"4w/99x8G7uL1G+raU5yUcYnwHaYJvk5IF96LicQ0EXpMIbHMRGXOlGDBGfx4os6rgHaKJUEJnVGJyENE",
+	"SKxw5XPD2V0QkdV4j/nRHBjQMdqrnNJXUmlJKhfmy0OuJCdZhXUfRfYBysUGh69f4+j2JuUZizv7E5wI",
+	"EnSilGBJ4jGWnf3db9+8/Hb33V6vF2jk6OyzLEmCDoW7gIj5clmJMjv92OBcPgATMs0idd3nvzmS1edC",
+	"bmohv/HrX0HM6Dhb1KDv7P/zk8UW+BszxiU20/7zY35vKY6i7yWQpQSKcDJDksd4ocQLhT6dfTPoGL75",
+	"/NGAYSnqPIDQlaiPsRBUSMwk3J2K6Dr7nfx4ikkMYsIE85TcUZ6Jsd3ZWE2pweUdI4NP9z9pbBxLVxK1",
+	"q3dETsklToq3QLxUd7Ge47O6jacExyQFmRx4Snx8w3iqES0mIkrpXIHTwpDMrkkqEJ8YiQKEEPgbM3FP",
+	"UkT150bsS6gW5CXniUCYxUosmSeU3dihtgOFwzO8I8gcK+4TB0pWsyPzNCbpAcLXQvGReyUNMM4IusdC",
+	"HZyIpmSGHeVCCWlqrgCmHEdTTiMl/pDZnKRYZikpTkLIlLIbkEkGQ3zj33FKBM/SiLwQSEmwSn7FaieI",
+	"MEnlAkl8c4CoRDN+R4QWLckdSRdISY03BH1PJBJTfi/QFma5YjMjMqWRQFjQmGx30SVhsRpFEaza/vFk",
+	"5wTLaIp4qv4+5YzoH5o2Pep8O+p4t3aBJfmgGPoO/H99l8eD4XcIxGA+Qf97p/K+mjCf5k3Pnd3MRZkk",
+	"NyStTHZBZpgytYj2E+bflCZdZ05BPBu8JBFnsUAZkzQBXL2mTMnx+qJ7oY6NxfxenTWRojT5q71VsxOZ",
+	"Lnb66rJrnllydI/V8ZIJTxVOyXRR3WZ5phlldJbNOvu7gW/W2jHV5z7BD2oES0kCzUmKZpRlkljyLYFh",
+	"vYP2Hlt9ERd28oRMpEJsV1EwUF+5mNfv1lqMFweuGH1AShVGW0IfyjbCiqHQaLomSux+++713uvXeytg",
+	"9DnoKIY2I9Ky173+T5qD+DlNf6+v5DDJI57kvKbCaLfC3W4vDBRbCHvdl+GB5oYzgplAve7LQDEnqcVn",
+	"PZDAC7FdWn9nt9uDy7uzb7h/J+gwPFOP+nv9HbvIEjrihw+E3chpZ3/3jY/L9K1Bxrczy/VorJjmhJI0",
+	"QKG++EdZr/cyojH8l4TlhbaQDWAXcyynxR6sbSjoKKhRuMu0EuvdD0g/9Q0dOhaL4/hczeDdm2vZqG5R",
+	"PVu+Q3hjhYxV22BUWtoT93lEEqruq6azi83z6t7up/HyrakX9M7iXbx3/TJ6Fb8mbybf3rydvvv11r+z",
+	"uFjM03Z1HJPZnEvCosWPZOFjjrdElChL4AlRfBp48z7CKCVzojiEutGltafckgVIMXJKRgx+uebxAl6i",
+	"DO29QlOepSJAk5TPiq9wFPGMycDISHriCU2FHDEjNuEbTBna0kIfTKEG3oaReSZRzBVzUt/d8/QWyXsa",
+	"kS6ydp4RUwuDpWLG5ZSkel1UoFd7eyg8PhqcnJ8NB6eHv4x/HPwyvhhcXQ6OwgNnm1OakBHLF4aEpEmC",
+	"0owJGKX3rj7K8en46nIQdlHfEQSxHDGjst8SMgcFdUrZTYAEB6MbAFgPjCcpEdMu2lWA33v9Gs1TyqRS",
+	"ZEesf3l4fKyEqBRHioMe5Dsz0HwhiiOhAobm90wtxlq4RkxbvKg2JOOF0kr1m9q8hDiLiBK7plggwmIS",
+	"K4gY+4LeCvxqIYtC0JJCo9WW9tcdsSam6iDjjsJGvwT3erJ3/W30juxoDW3H2hpdvcJF/NevAyUl5GxZ",
+	"XTdSklSt4L/+ORo97PV2RqOHbwcf/8dfvILh8QQkyjpx9OcKalrvBhmWMwVFexPl8rASmrUxlypQErSl",
+	"rqW/htv7I31U91QQCx8zlrDkk+sLAr3a3Rux8PxicHh2enQ8PD47HX/XP/4wOAo1hkdTEt3m35k14ZTA",
+	"nDLFTGDQNJcdgZGnV0jPDnxf7+75gaZk8SbA6S297L3SGMO4YQ9KbWkDPPVfPkG4qhKhhAqpb/2/hnCb",
+	"N+2y0BSevNUmdUGSmRYm5/iG5Gv5LSPpolgKiFGlJcRkgrNEgjVFzW7EW8W/Vwi7J4X/pg5xLVxo2zbc",
+	"UbkIFILZzxIrnwDhG+K+wXeK8Lv+a6hwGC27hQqYrnYqFcB+86pKtnXInxslv7xX9StimdKazQWz2wR9",
+	"dTJ+4O+uhLY1OXnBnVuZSuLAPgrBWBQCkQKTz7QwlN9fYZqxcUVCaGNgqp1NWizvaSLCRbZUrrM7cEQe",
+	"tYWlIo96Ye39ZGwTW7kEvvIdTbx66Jli4HDlqlsNRereBGWMCnSvTWA+NNLMqoRIf0nJpLPf+f99U7h2",
+	"v9FPxTf5MvJFgTSzelF2KVr6aVyNNoitsxr9hVrNZTQlcZaQJjFXmOfVMxfRdPmZqxf0mU9616+iN/Fb",
+	"0pvs3byavvn17e3Mf+aiWMzTDv5ncj3l/LZpU/f6cV10XyW5mx1F3872bl+xN/O3v/XSwuDp2dF9vpCn",
+	"bMhxfhcGySuWuzdyvyyDewnP5wmNQA365leh1ep8F5+sRfsTuFUU86o6VTpBJzdbfzI+EaUbrPSIwCZl",
+	"ujBWn71vHWutnvVzHnWgJvb7akoOdrDOf26L2wM1yYDdkYTPiQZchVFX96o9wNiuhDIlMt0RsLXCkkG6",
+	"AKe43bhZcMTZhN5kKYm7KL9u7VfGy4PL7roMbFyTTBBhPdACTdTbKOI82Yn5PdMGYvvZC4EcQ1qASCII",
+	"etlDYntfK0t61Bcg46PXvZdGHOTCzhSDEQTUGBThNF2g0BlR30yhOe5ucXqhBoyxCYGZKkDgMSExyuaK",
+	"MBwLucfo5jsm88U31debDaTtRik+8Zs9246iXq+bLpd+7bzaZH5c9n39g2U2xLYjleDhNQK2Hwlgogjp",
+	"PY6N1fJp7Ob49Kf+h+Oj8cXg71eDy2GZ2UwoScC5pHjNuSECYCuGCc0yIdE1MRrBPuJzwjANEGZymvI5",
+	"jQJ0k/LfAnTD+U1CAsSTBM9wmfEcszuc0BiBPxAIsDTfs3KgyvZN1I2lQPQ/0ScEQAiQ3jP6HCKGZ9bK",
+	"EXOp9B51y+QGYhzrT0BVAu5h7asBElk0NY4ZfkfSnYSzG2NjPI61yvRvS8f/1tSYxTdEDuzF+ySKfH91",
+	"9P1gOB7878PB4GhwVKZIuOEh2O910JmTlHJFnzFeAFUKIkVfuhF074Y9HUEHfv5/gFjK57n9Wf17rqQX",
+	"GLHb2917WSJN1yweY5os0DXsVCH7X153ez11/cIIaOsv+vtebxs8jXo1CEvkWcw/npWoKxDcR9guG/SK",
+	"KU9iY1XNmLMBWdsssCImp+pPZsLTxJzgWxAFzDuK9RnNAL4GEQXGyi2AziDboPgDrwCDH7DwA8Q4LOYe",
+	"CzTDMenmLAjYjTEC600EIP8AIgToXm1IfaX3QBk8NF6hrQllVExJbOyYLNbvw7+05fQGDLZTfEfMCIKj",
+	"CU63zcvGIFTyMqGtq+EhmtGY0ZtpsVttjzVMkJEHqXf9lad9qTzNdS2dcvmdjs95Cmc7PDv9aXBx2Qfb",
+	"6enZcPzd2dXpUcdlOO6kINdP1LS/gxKSLwdtMW7uaatDgD0XJwlQvaHqbYX3/g05nARM9nY81yH2lSy+",
+	"VLKwnsjNkMTR4MPxT4OLXxrIwU72O5HCz4P3P5yd/egjBmM6WUoO9c1oUrDfusRgfahfCeFLJYTveHpN",
+	"45iwJ1PAYDgYn1+cDQeHw6q8O0+5JJFBT8LwdWLsWkYBjUlCJDnP3wJxTsmnrkR2gKKE4FRJpaDenfeH",
+	"hz9ogcVnAnsx1D5N1Lc+zRdqWLMUEmuvBsxMOXtm9fTy6rvvjg+P1RV1Prg4Ob68PD47vURbWKfU3BIl",
+	"VSKM7lMqlXBZBSfIZ6Vh/n51NuyjrZKO+1vGJQ4QGKg+f9VDv1iaLAeUHLMr8URrtD+YonRHFWEVJgiF",
+	"ClSJJQCqtJEaOnLyOYnGu+YAokhKCzVxL2FltWFtuQcmHESbkalExIRLKp1SKVw6SuAr2fxbkM0FycRT",
+	"jTj+UKZO2bbiIRSlygMXBj+ECSUyaPu7Eo1esDZ51AkkX6YRBxMsZB5X5ls72ipFfPEUbKZfL5ovlmKY",
+	"JCnDyaDA+8d7IIaDi9P+h/Hg4uLsolP2DOhZjBdvyyITjdHLyR5+F20/s/TlrixAmKGMkYe5kQK1s+8A",
+	"CMDm70Y4TSkBNYeaxYuvSP7FIjk4pk4sPm7Cz3YyuLzsfz/w+9lMdnfZvaZU/2uCyGwuF2V1xSwMqc+Q",
+	"sSbTlMS/i8fMbEQbiUO1BJCbZlQIiKOF9YJxmHOUcCVEVZxtcE/oSwEA8JVQvlRC+ZHx+4TEN2QzRrEf",
+	"T89+/jA4+n7QYBXLp0Mxj7KZ0tn/9KZiz56a7MR2U1+loy+VHk7IjG/KQnwyODlrtA/rif782F/dRBPq",
+	"z2A/XxH/y0V8wMxDziYJjeQG3YXvry5/qURCQkjyynDmWjxDtcjPdSYqSUlpxv70BqoRq1ioqu5IBTCt",
+	"vpc2rKgNQ6wBZrHOpBIyxZLcgJUuTMmvJJJhHryk3nRDFSBD2Ngn7jEsg8/nJEbXixx+Bt7bgRPKqA7L",
+	"CZ3SUQg6FeYrpX+5lL6pOw50icZLTqs5X8AtV9lG0zUHaUB5KLNJ9oFAZtCUSIpuyfyr/PflEgePySZM",
+	"YydnR4PCLubcfW45v3edoGMD1Dv7HR2C61oRoCIKZAuE8H6IYk501Dx5oFC9BCqlxRx+g2AwDMSFJIf0",
+	"s9odOisnH+TjCZLeEW0QgzdgvgMUTTkXpLgf4NnEhskp8nhWknbAGDiLK3InTGh+6Z7bytgt4/dMQScl",
+	"kqYk1t8F+fvmYAOI+S2qKGx30XeQRaCncRMIKpByLkh41wb7UVlNBFBHGdqShE46gn5y4KRNCIkXAoU6",
+	"cSL8ykK+UBaymYu1cpl16sEOf8ilGqibTqNr4TOmcdPl+hWJv1wkPuExndCmQl3eTHOdTlLKEge+GB/Y",
+	"VPUKQtiyWMtWCO/460x9RZ4/JfKczQnrH282uVKX6smc4bzZDrUsyH3UKt0SZABbGc+mjaqLPh2bhMvW",
+	"LFXvHhirTXX3MdbQHT5E39iCRc4Ww/2NJFX+DDmLtjgcZEgKBCmSTcmVQSW38YbemUSGr3mMX/MYS1S+",
+	"qWxGqj22YyPEd1akGZqk330EjlY1LYYC3JkorFhGQiEPIIYYCrfDio5TnKI09bMRvHceoPzKk3AfYZOJ",
+	"WPhlgdL1e0D1jBelxwXCKFRbD+t7P0AhbN3VUNT7bgLkVmih8s/ex27KE/I1kvRLp8sN5jXq7LWxc13+",
+	"LnmG/luZMpFNJjSi6rKE6OdnIdXqJECnFUCEzfmJeYMJU98MIFAOOCoZDCAWI4dJF51Wsgq/EuOXTIxu",
+	"btz7TCyeRo6uV2h8rYZ7lKNsHxX+t4bil376+6Nvy9r+jZzc4C0zpol7vChKwxnqDGdZIqnE4vbSeNJC",
+	"15UGrrklC8FzJTjjZGzDt8xCzJua/MHtZquTxCSiuuyqTveVnCdgNBG6El2ZNxgv3lfi/6KJf0PZVqUr",
+	"aU5SEAs5E/XI9P75MWQX5RZr8AuA+Tn/zNjwqUAc6pZDOpSf4IuPno3Wq1MYodi/4VAXTzUpVBFU5EeC",
+	"sDjXCr4SzBdNMBuMULeR3AZz141Q/3PYhcqbUOj/NZr9vyFZbMo1Df5KD0E8i3d4Hz3dh/3noEIHbK5d",
+	"FmrErPRJfyW9L5/0NuPX1WjEuByD77aBAsNVnQl8VGRdH9bQb0sVOb7Y3AgKUSh/Ip2uApZw3/wU+nf1",
+	"1dP8b0Zh53iRcBwPOf+A06dmbM31YGPJ+TiB4VwqM+4Knc6qTXkC7fZevX397Rt0vZBaf/hzmj5qOzNX",
+	"UXkv6IS+/0oPXzQ9WPzYzKXjv25OeV5t3bSs1U3+lsTkg0HaBB39WWnEvUSYs8WGiwMshTaMaYvrWjPG",
+	"7G5qigrJU7KPILJK90bSxWvir06yL5zKMnZOoC3X0+grzdh4bgaqCnRpxlYY2tGNEuU4y3sZuJrDvjZ1",
+	"UYmwRN/c7X4DUpD4ZpWA+E2aMfHN8on/LKqVAz5rQc8Yimms5VsW2/5H0JUIQUji0fj84uyn46PBxXh4",
+	"fDI4uxoWiS8EDg/Z/BbMYjTFEKhCJVTv1f5HA/YgdwtUPXNfqfuLpu4h5yeYLWyLwCeSOJZkDGFjfj/4",
+	"RT2sLCjVHnq1Z4OnmsjOneKZSK86hSa/+ta0jb3YkmvSeSFQxJnusRgtUITncF+mBEdTEh9UQscEXghT",
+	"jtb0PvsaKvbfNFTsiuFMTnlK//XUgBQr/OE5Hd+ShTdYjKd55JRxiDXRnVoVYdLM/2y055umFP1ldmOu",
+	"QOvFcytzzHAy4elMsRaT46J4zB2/JbBf8jDPi4hYkItsPuepJPEJiSkewo6fAvqsGHE8U0OOAYqVSsBq",
+	"8B01GbJ9BqrT/Hn1B/8OXUWbWqM407F0nq19FRu+QDa1USPUef+XD2f9o/Hw7Gz8oX/x/WBtI9QzZvXU",
+	"Fhd8NSP9m+FyCsImVQf+HbRLfSI617tn1lVdkxNkWmjGSFAWabehbTed950HHet5cby+4qDUJNOzTEhl",
+	"Kq/xIG8wqqRc88lXsvhCyeIiY9+Z1hpPo4eLq9Pxd8enx5c/VAtf553a1KrATFjPwk4zE6GYpATHC2Tb",
+	"fTwrQbhLDnIzi12CaU+cZy7rbYS29XHROvEr3n+ZeL8ZV4JCIn9W8kX2e/X9KK0hKGpzZKzweS8r+QGW",
+	"wkpi81dT/peN2j9jKp9sx7eI9XP/eHh8+n0DXzeFm/xcPQ/LuMdUVqK+fxeiMGsvGPyyFX3l9/+mRGHb",
+	"EW+G6V8e/jA4uvrQVObJTvbnr/NU30hToSfbQvnrvfClksBG3T8X/eFg/OH45LipvaPbr/nV3ueWrqEE",
+	"y2duk+pZeOD17cxJumMLBDR6d776bv7b+W4257W5Ou1fDX84uzj+R8V2tMxl84yk4a4n2ITPZfPelqvT",
+	"y6vz87OL4eBofDI4Ou6Ph7+cDx7jbXlWOPoWGXz1l/y7s4afdXfAzciYtQ6GJSw3U/1R3RTByGCbIX4t",
+	"fPZvi9M5CsGp9ff6UMTqEM/xNU2opMS2NpyT1P6LPEiwnZpXU6AD482+5jwhmKkFzjMxPeWSTgxNCP9r",
+	"uqSsgUT18efcTc6vfyURgLFYZNpQqs1IdTiNEZ+g/l4f7XZ7XV171NlHVNnlMgryQgbIaIKzRB6zeSZP",
+	"eKwHopLM3N0KmZpDswEYaYoXzudnmXzs987ePe8zPCPeB4JEWUolKAs0JTO12dLUK4BxWf/etz47jVKY",
+	"Z3pzONY+Opycl06j5YR6pI4PMcQtTZK1dgFHeqk+8y7eyjaQOTvBEVl/8PxT3wTGR7gEiV8IFGbzGEsS",
+	"9yVUSK2c5OegY2sxdPb/qc+7jBb+fRSTB2U68KG0F09zeH9cQqPF9mtcZJ5yySOevKd5PHIlYuVvl2en",
+	"F+eHvm0H+ec/NcEw3O32Qqhn0eu+9I+RpYmHOCogVS8FtdXWF7AMDBrFakvsIwBhEaifxgf63GOUUCEF",
+	"CqMpliFIlgxKTc5JiqIpTnEEhex0I9ktKgX4bgPkTABRvkb+ENt19reKd9hP1+NINPa+Rh/JIBsZGH8s",
+	"y5T4Zq0vKuhA407gJzMYuAkLUkknWHeZKJ8CNk+O/XBbdUgzInGMJW7mrDLNiGdRjYCd43S9q+Acp3Il",
+	"2Jxt2ikaQDW4UwQDQkGdYi4hkn4HFCuiXhT7KFT730ejrNd7GfX3+n8TnF3MIxsMhxQbgYckRAllRASI",
+	"4GiKJjxJ+L1pB4GuE8xu4fkBwijcR3PKbkIU8dnMTJYu0O7rvB7kPdSYvNdOmDp3CToPO7DAnXYSen3d",
+	"AML+Xv97IodY3Do1B+t3BcQVCsVHQvN6iLaM3OOh/CkVkqeLD4TdyCnUaKeMzrJZZ7/nhCVKcqONPQ0k",
+	"LQnDWvFZzkBp3HTUPwyH5/1MTit3e41GrglOSfodT2dYPopKRD7w8qWa9xqWaw4or0hQZeYK0XYuzg91",
+	"gQ1dWX2320MzIqc8FhpRQ128MIEU5smIhTec3ySkm86jLox8zCY8RHpigbZCp6C6vhpeCFPBQ+mRARjv",
+	"RwwLFFbcBDpxyxRhh6vqhQiM30CgcNi/dPS98GDEQstMQnCI2abbGNo+UHYjtg/Am9brvsz3hJlZKiiJ",
+	"IxaqRYV5gon1tUHzlIr0DVqwD5vLcIRtdjs+xLSMr8IjZJpFMktJnG9hSxCC8DW/I9vlDgGrEAIWWby/",
+	"HDEaSdRBjb1uLy/bb659RafFCRWvXmtRA+pkjZjOIYLcKKihR6UgyQRtYW1xgmp8NnM8n+EGyg3mQ46Y",
+	"qaGr3lJTE2MS2PYdkCZ7zBZnk87+Pz91WJaYssalKyWnshyWLJtdqwP6GHjLaOdVZ7awQSwELlr92XaA",
+	"SDTlRb9e26/6c9D5VXCWziMPgJN76CSw1+35JT2Nrh4h8ZIw2zQzDBD889IqpPZ3ECLrfFWRFxANvPWN",
+	"ICxWQ+T/hmH0xxKLW/HNDZHm8173pQG57/rF+totIL9SNcr3YFFQncaKryr3SosvPpAbHC3MTGrSc73W",
+	"1p+q+f6ekXRhP6xhSJ8h74YUFGtrBmbkMFjoetu8TjOGdyk5X+MMgjQrbMAiXo5INUag7vsbvmN+BCPv",
+	"Bb637VgrbMJc8Kv5RDmRdwWjCLSdjlAoTROmRGSJ1PinY/3rgkBukmwnmuibL5cInok1vBCIxgdIjWny",
+	"qBy2EfEsiW2fWcUMn8gYNJQeT25WVltNAgrj2ryn2c86IxcYvd7blxDxcgXmBZC61/vc6jSlAWoHW+Kw",
+	"+4ZCPSA8KFisfUv942DEQFgHWRoEXC+LzgcuAU+XmOx1X46YYRH7JRahJtDJsFBKu8a6pf1axwbBm1aR",
+	"QdosY7QQxcybmUazBKzXsbY5s9d9aah9t9t7IVDoMfGEeV0qxSKjhKp1ajlhQmQ0hbR/k38d9vf6O8aQ",
+	"EX41lJbtTGRC0pTEwxQzoYC8eUtVr/uyiT9ZA2ppt00m1DWMIFVcfD7DrUbxf0fzrd98WDLrbsxaW7ZC",
+	"/pTbbp/bimsY1L+x+UrvcMNGrJII6hP0bOWFgqGjrfCWsljXYzaPQ4/xBhzODwbgM/xgrTi7e289/EMN",
+	"2QB5mOE43uy5bBT8QSfl2nfeapAL9TJYeMWtd1+V4wTYuJAw861zto4atMoyV1IUddO8qsBRKIe+Y4f+",
+	"NtjSUoUOo4jMJYkffUFeJzy6bfDCButaDKuu30NY/JrI5LsjHMPNOsrqE1C6gjMrLEEONnuIXqFVSYST",
+	"PIkRhp+vF8jQ/1ao6DsMUDihibE+gFXO58N5DI2qYdf+aAkjeSSrULtsSaRLoX1heARhCh//2ckESTuB",
+	"7p/lfFmsuEko+R3tznZVNVFwKuW8hZ8Xni6FCqiDHhxUzLHp1lHPfFhm771HMPZccvCwnNJNVgOQYTnr",
+	"T+nQfEvn5OZx26bOrK2NN11S4HYsAJbPsBIHfFq6By0mKb6ZOdVGoe2zUot9eGLxYUfrwF6Umc8JawgM",
+	"wo40uTYSLUeaxpNMsJCH04zd+pf0eCa2nqxhXi8fZQ6PlYfpGk9XiRtem/MzuQI3c7euMpNYKilxe5Fd",
+	"z6iUUJzqnqe32vkK4QY7+eCBk5qsNCUWkQT+nOhCAWodv0JxeXUcmZy6n5og6OVXiUPBtWvkCUKLsNtd",
+	"i41o3kdnREg8m6vPJ+YOUwID2VGPVl4xeupWB1I2IvrCXLT9zJjMGm4f/ZLlKQdK/GE4CRFhpsWUlpJX",
+	"qUS1M4Jh/GT/p2L8m2EmZgF22w3n104zrTod0G63lwcoWU+kgKZ7INuKp2qrEFkqbKxoe+Xlz6LMNqqx",
+	"ZEJSwiIyhCNbc3ctleB11d919V6/VnPGSK7X4AJ50txQbgzVnBF9LRndJsX36j9ZmjgaTrOCU3UTLsD9",
+	"pRtkdq1S02gUmrnJKZvDjxTfl5jr9UISnxG3QdNZEoDog39Vz7k4+zAYX10OLjqB/hviP5quKV/Abu2m",
+	"Ek8P04U5P1AhPTbeho2tUsOUTuQPE1qxmIb4ouZ15F6pw6q1pYx/P/B7JLkNTUBhSYoK0TXP7J2liPGF",
+	"yN8ITVTDiOlv0VYPJQTf6b6IPJPbB07QA8LafVk0VMtF8xHbClMis5QdzwC7JUkWee+AKWc8S0m8fYDm",
+	"mZiq34owfIRTSFweFclbvvCPJ1uU1hQta7vxX9kKoOfPZV7yB1OskrRdD6e26/nDSJZE5NWse+190GVU",
+	"XctG9nTrWPsowBWGM59TvXEpkPzkjyAQWSJrh5LLLIaeNHVBD2EweajzmFHmTrEbPFqId+0PxgjTKjSg",
+	"CSHL8QDrAUXdzitc5wEiDziSycJe0YrXzMjsmqSiDWBwycDQcrfe2IFHoq5wNJCW0/siHzZ1WPb6q11j",
+	"ifl1jcBz3xR+w546aCt8Se500YfoBimMQadgQSikjtVvDIxrxDBSuuGO4KnE1wmBQBwYy0Y9hDBO6DT+",
+	"1QND4+0RK+459ajUm9yGhML73gvnMVbG39W+uL5l8fn1yCWmQ7raTvhUC+EB9IQlRoVXezHFv9UbE5oK",
+	"GaAwt72FiOtoLvXLs9kM21sL/2ij4KOsgSUrmM+6/0LXMiIHRbw42AJB7tNh35fD/nAw/vns4sfj0+9t",
+	"epH76PDs5PzDYDg40sqZ80TXlYQr0yoiztPLq/cnx8MhlDuoz1T+MZ+j/HNeatN9tX96OKj9enx6fjUc",
+	"Xwz+fnV8UX12Mfjb4LA2dv9q+EPxQYOmtBlT3iOMeL+f+a7RcLeOXe335W1PpKplbFAnsHvcf9DofuU6",
+	"9efv9cvNVwHUnhEtR/ugX14W6CIpSVuONlSvLktkg7HyJQZ250ug9T6HTYVAOJNTrbvVxXPzEOnhA3R1",
+	"eeTG+WZMELgWCnTn2TUYphoCjG04McTxEin6K09rmJOVQsS59677eYp1eoQpbfDCZN4IBB/oSghXw0O9",
+	"H9gG2noDJeZmONGplvUtVJZcVY8M3OyinB0tOYW8pEPtHCxhtsCOUl0Jbwp+ia+YN032zZLFfcgRvnLN",
+	"K1j+PeM+w94JF9IC2zkBNMMLxO+ZPw2IsHjOKZMnWSLpPDF0UbfYzDBbgHwr8vpP9lNdGao85w3RBm2P",
+	"qWLuSU20ZbcgRXdGWSZJbQszfNuQyvRUajYUrFbmBUjggn3JoQ3NOnL3msQsxmmshTUYW5J0nlJB/Pdn",
+	"5I9PWifZeBkMyvbFKWZx4jvuPkM6lALEF/WXCNHVxQc4AXvMOkkaSc4Tp9NvhNmIRThJ9hFGgt4wEqPw",
+	"/OxyGKKtSwMNZKqzCGSKa9jsN0GkpOxGdAWJUoU//UOoxn05OLwYDEPN5wSR2+h+ygVBew8PecUgMAtq",
+	"C0YX9dkC6R7DJkVqCzM0SOi/8NklZMQhs/dt9Sn0a4u1CufsTUi8EGie8tlcgobWkHO0LJgSz4g0NV2W",
+	"XfJl8INtHqytGG2Fath9kyYYBghLNFNkvvsG/fh+26oT6hReiBHD6U0G1SgOEL6GPN8ZwUyg8JM7TIAK",
+	"9NpHn8Dduz9i5h29gc+fP4elDTuGe005oj+fp/wOe1PzFQo4HWUBoIUhFisyF5y9EHlpUXRNJjwliEqU",
+	"ZkygLRNuq9vobTt038RbvfHAOWX4qVa99aFqWVjORayhsKrDQsTzegetbvX7KU+MtaGL3hNBY0NhxogE",
+	"ua4kDhRgbJd2SKcesbySwc6EJvYDXbcA8q2N6x1JPt9JyB1J7CumZeENvSPMb7zOK86shoXlJjhWYKV3",
+	"63IhPKcDw3F914LMUqazzA9TgiVBfd3Wlyn1md4wIF3DGJhE1zi67cL9j+MzpkQpf05V55ry1evEElw9",
+	"dqkmDWTVd4fwWv4RLDvWwhVOkhZpUo6Y9bG6FYibS4gk5ymXJKpcCY7+fcNxItbeoha/V0JPIVZC4tW6",
+	"3I/2RTtBwlOyHoLMyMxYmpZ9c6LfKsygg5Z34knl9WKEIZnNEyxbD1G8r/W7lEai/aGfmA+8R64bcHv1",
+	"SPXk3DSTX7nQ0sv260tz7bb6On956c0H3B0nJvVm2aDnzqvqyyS7oay9EfMc3vfx4zkXcvAouchmjn6f",
+	"0ZhAzYtV31/Uv4AsoHZwdUHaUruH1J1ct9cfXUCpA59CtnAs2lQgymxO6wGaK0XJ8FNTlSN0Sns7ua8r",
+	"eYKQi9WRFof2zrqEt9VnCyHJzK/y6me5DDYlTvUeIXEqteiItqxUtNcLer1e8ZZWJ53Imb1er9fzBhm0",
+	"pPUSkUs+NzTeHrvyglQbuw8yQVJLiuWtBquLi+RWjDz0Sd2MZRJ2+b29WIrb0EH0KjuyjKuga8/t5V6R",
+	"LngKHvqIfHGF6+8zJeOv6fMD84VxeN4SMgcnNWaGeq6NgKYE2RzJ9hGd6UiAmphSmPNz6jObbQwmbc36",
+	"9PYOObsjqSj81/jhWH+962J6zhZLN/ca8+QXeW0SX0DZjKd0jYRBPYVzhZc20Wvl24O0WYCtE3nQXhbv",
+	"myMOdDkNLZbnKmPOdZSk3UVXRrK2MjpOSa5FChBEu3+wUA0I3OoaMVTSTiR+TznkRD5aGvbJrlUCJAx8",
+	"YQE6gpcNKUGP60kmNOlsSt79KsiuFGSt6LlSNDzFOjf58SJpjlubkUtX4r5d8e8trxb7zBndno+Rfqky",
+	"7FdBsI0g+GixDb56pFCkr8jY41hYZof5dI0FGWdp8vkb7V/4RhcMhH+MaawrBPqsoyXzR2vfkjZD5OW/",
+	"9X027u3+Gr+8ezt79dvew7e37+5fyzdpb/EvfB2tZZd9hI7VRm52pVgXmB+XSyvxE91Q7qFu3BflLtPv",
+	"5V7uwzYitseF1Q782WyGU08pgUp2qhM84jr+W6ObTSdd9oFxWgAYIBjem1XqrmAVYLV4E/vcPfDgUTTT",
+	"VKpgnbotS4u22qWtqOvnbHADCG5B9SwIbpe5WQRvE2xhX/zSMXkDJ/w8Rzt4sDWH1tIE/XpfXvDJuCcD",
+	"peyV1X2I+heI+vS/x6hka0qyG5QTNOQ2cLDmCJ7leP2hwlpCae/SK900HiEc31DWKrXgvHjTS+miUxpt",
+	"6bY2AHkraG4e7ie5JtuW8UE8WW6oOm6o1ea+41jNBL4jMZRtZd3nkzFnZGYkzOu927fpq9kb9nbe+21P",
+	"vJJv7u695cWgL3g7hf5Sv7s0n02Q1AeZvvbkg+PcWKl27mkMHl+eLlbXu4AL3J6NWUC+ehd8jQd+avhQ",
+	"eWG7SHK0W1KzrMUzpbMZBF5A6rGuvhtNSXRrErvUcxKjBJSebZMpkae3+kJjgEp5Kr+jJDFAggCBzn5J",
+	"8vZYcxUdaAYtkOBKV7xeuBG47udlof5j40JsrHWVNFfaD+DLnymL+b02dDCd3rXGN3OSXgmSHmGatJvO",
+	"9NCpYIVarF1AZdBGPIDhNsCaNPyehTcVwcf2fDFYUKGuQf6nrt3afL4wyKHu3v97CIZBZ5Ly2Zp+v7SV",
+	"xw9izkis64EfIDKbSxMddU8F8TJUyZ+iHRecBvYEw+WL/dJFXb1nbcDzm6rgBSIQNmVDIXZREHlgvakm",
+	"XM2wxRdCcVETu9uMss2oaiSXevx5YZ9vaZrEcsLTmTcZ6Ak3rD9k4RmCGTZp8Kn4aVtueV0zUcnZ2eA5",
+	"tcfYiJFDzpP1Q0abW8NMJiQlHjEEOFqeRy05TwSaY6HNsW9eKXzXQX8Tk/voaWpWiohcBtS/XZ6dnhU5",
+	"D0Apfno7OTy3Aob21IazaB7C+rqPF9oUUK3I5o8zzMWncsChs8UClkvPTndlyftilI+xYPGe4rYWKCty",
+	"WfR7Szlwvhhfwzq1sjXVqeq+fDl/drD1Rl3dYgiGC+yyl+92A6KMhtqziDI6veiR7uwFEtm1IHnGoe2I",
+	"ZnzWAZonWV43KOyiAY6meTiQCRRNyTzBEbEFhMDBzZkJWv2DXdxfvdVfvdVfvdVfvdW/e8RlDo6vfu5n",
+	"8HM/xlat70mPPSYCBd5T7VGRkrA3o43i0klFUBQL6S+BeT+5e+OXoZe4uoiF2wrJZBOWIHt2zyhA/bGu",
+	"68DFwke2zdTTLj+XL8WIwnCykIaJlIHbxgJWti8wSVKTgLb0QOycx/YDrT6tE6Kaj/E+i26Jt2LKaqtZ",
+	"GfRctpAB83mH+vUq7F0TWw6PfPB8m0uPwmzJU8FAyCsRL8nxVgoCLTjpNQyE1HePTOwOHHWznudrJMSG",
+	"p/PXPSsWKECXSz80zgfX6poHd0uYuBIk9q9Dcp4cYtONpfq4XmgidWIpRKc0fJAfQQ4Xd/j6lpce8xO5",
+	"dU64G2fVNfJ0jPdTnqXw8cJvAq2Qh68KR+5S9AgCbvi8TlS9I7Z3YqqYrT/hvD1luGNtijAqcmOWMtOa",
+	"irCYmHZcc6OkoAmmSZY27ANSf4eAcPWBQdBFW1oY3UYaL90CRtX9+eew2QCX+M5nVjwxj21iRGnEAF0v",
+	"nOxyY3vsnx83TVXwh+os+ola/jWXUwR5HPsI18tsFfW+dOkBec91K7S8p7zJS+kCk7Ujh/p1gciDuaZN",
+	"pTwSB4iziEDfZP+6dTvupnPQNSTRlqnCTTl7/GGkFQbZRsdS7yr5U6zN/CqIynkCNmLheKdmuKk/rRpp",
+	"0ITz7lBYIl2JHG2F/HZfZ4yH24GTAM0TBZwoyeKSQcaZTaGBZ6IjKiRlkQQ0ARUBiTm/Xc0j/AUcRSeo",
+	"cCQ7c4Xvu4RZwY+Vl4IDuCr1VRDAy41NVv+RScxfV0KGz0lTHTJTnmA9Y+aFa4YETvBCIKfUgU5eVHpx",
+	"aKbfB5uc2wqk2KBCmwYfbGFtdxTV16sDss2QQb77ZYA98bZuDhm5I2m4jxjXNTUMaRvXBtROOEChrsEZ",
+	"7psUf84IijkRru8QBlJrgVf9t6ZZykrTsveIbcmGNYTnKk6VjElvXkH0h834WqELFbP7gJybfD01KUzX",
+	"cF3fDVAHkr0UDPOf0FaRx4XVox2S6Afqa7iqOSMtcjZz2+3KtqAVK+9HtYu8PtS6mYsuY11AxaUYBA7T",
+	"tZ/P9WDQ958mixDq7VwND1GMF8GIhaaSUvG7qdIUuvEhpa/AIwiDK0Y2YppFEnwLfm0quyj8fjBENm/g",
+	"k4kO+PyN0JUPxZTfA2XPEL7BlAmpxsC6RAWUc+qi97o2CMySZszmZypg4pQI/UDXxTK1ZMojKG5NwXbG",
+	"Yn6PtiaUUTElMZQa0T1M4QOoPCIkTZIRu+GU3aApviNmDMHRBKfbB9AhHEdT4wvRZn5TzTNj++hVb2/E",
+	"3l8dfT8Yjgf/+3AwOBocQb1r24Y3QBiF+sYKYTvAuuAeg9o0EOg1YnPjj8+Fky1oT25kim01ikKhOEt0",
+	"xXimK95YKQWL2+6I9WECGBtUDRIjs3koI8IKD25CGekaIHblNCViypN4xBRwzK/kISJESZg3HPFMIizR",
+	"295/APh2e73/MGKOwg0NaF9tkdhGLZGHKMkEvSMntrC1Zv11SXiGH/QLkAyquLGnFnYhJztF1J5tjmoI",
+	"1jNN5Et01byhn5BUnpM08tZgA1PyFKekUMyBNuZYCCWOvu0BklUP256k+9CeuXPDvO0Fu73eR58UpRfX",
+	"XAXVobsXAtQhddndImyme6EJNtZoqZALSiqP2FZ1rZolqe2H6G1vG1QDxW7QVmXhiqvlb+72etvG1XnD",
+	"lTaQyQJpDZCAGwD+BsAV1HWqC0PpY1FLAoE7wgKYgSUwgK4w6gX0XVF/+ongKaFjTT2Otf3a7IKCD3JL",
+	"RHxOhFPNWDHpbW9gBBRx8yq1wxyD4C7pdvwUEbWwjXqwV39Medzu23P97qOrFkZ8tcVTz3QJr9pKh83q",
+	"fumaUXhirpm8/TpW20X3UGcjWwLDpgDgoa0GrU8YWKg951KgtHvojSddNdDALvMzcPDA2XhxvitKK34h",
+	"VugSKnkYVc6NLCPAIO5EOCEsxinIPTzVwpEre7sxtT7B20UsDzKp09X8zzJEXSp8343gCEDsUKf7QpSC",
+	"O9BWWUrbDqzBJC/FWYoxNE4F2/HR1LP0L7tWamI92bRfCu0PEMMzXS0DjC2cz45jtVaSCAI/aUowzW90",
+	"SX1rv0liIqSujl2PQHENQGtVnihaOVRLTyzRTIKOldFWeoGd3btxlnrrLTyjLnNYL1k4B4mfDsq1Pda7",
+	"k5q8uitC+W0ChNvQyhGGmj/1B+LBcM2bK3JV1thZKd61QqVUTg2fXxCcCrT77tuekj3evXv3Tt0AV8PD",
+	"QGOyekeXhnHigdDWq15PEYBSL6isWH+bK1R74bbXawHvx2LOSsDmiaVfOmTnOJW0qc1dmwZiGiJ5D7El",
+	"CL6x0zFNx1YcUlN7XyGokLiB3R9Ci8eExM4Re/lsgxnNAacvPh7sK2BhfyHQJME3B7r3QS4v6RaTKMqk",
+	"yaRc4WNye7HZuX0gqe7raQ6xGpQ27RerhA7Vs+2SZL1InGiK5XpfzLlY64vP/m3Iw9x14XFvzAnrH78Q",
+	"KFTr6xZejtCUq/U0fJpyGvncPAOnGY9+qRTBsyJQy1nmIXy8JBWiPvcVow9IkIizWJRYD2XyzatOc0PY",
+	"iiFYQSGazZOd0On6AoYjRGOv5pYHPTZphg3fmTNaCzBFUH7WppdD+eMrTSe+cKQ84MvC18mAMKdtp/y4",
+	"Esn6lr1V2d8KvudDgXqYChgxxoWvoP3+v4NPTaFGcL/G5GFpqMN641uPXc6RqpCG+YrBg8pmVkM2b/jS",
+	"koa7kWldsy4ln+UUbFPWjGgAOIBg2EfTdsZuWxH4I0kYrjk8Ayeh9tPAcnWTT92Hdzkdb4RSYZt/ILm2",
+	"RKYmMotJ0uIOro93BN99Dp5CpzBQa2JtIDK9gUeS2JHdvaenDPOnj7eRU5exyRaXdx0u9cjaLElQxiRN",
+	"8l5VBfbnna9s0yQh+bzUDUn9oGDU0LKkmVcXuO6wey8zasP6NZhtz95lnury+TTm9lsLV+Wuh36+uvsz",
+	"VHdfmBa/B6Z9gfpMoK2QzvAN1N8KAxRCbMAYZzHl6p8TmpAwQN1udxsKUZqi6Kstf/B0NT4uP+++bgqp",
+	"TzIoZRrpIBoqkG0f7zvoFSdRtOmUjd3RocMDVO20Hl5DJhqwgTGbloCtAPUrp6a0PCP3kEOQC1wAfWFB",
+	"adrsUAb1FyzR5H65GY61oyUPSim7iVfh8qdHXWIOitYusY81OK6kjRZn8ahEtFwyUGOhYjBhhdouOjHx",
+	"94xL0+0ATUlK0JbAs3miDndCSRKLAIUQyaOQnkEXbCPujPU97RKB7b+rI7rsMbrYye+hlwjkgSA8nyeL",
+	"5ebE5dVKgpJh8qDgfaHSuMMcV0zqNyP3hVu3aOlRTuUAnCIP2pDxCBQx59Vo3Fxh21yiVdC4VBXZcHaF",
+	"+mCUNqbkaibK6zcrTVUCT4hcjGlMmKSTFl19qgKLjelVMlapSIjfLG0aRQsTZrMDyY/Q8lU3J14qzQKZ",
+	"NxC3Yz/Sixnr0Is1j1D3mz0znxpr0WNgUmuYpWW1pcbhpdi01rXoiC3tF15h/csSadYXfXKJp2ZSawOJ",
+	"spa1TEpr0Mjt7ehVAzYhyHkshXZVLTZoFuBZfCanXCfaW/7VRWcsWVg+Bw288ysyLPw2EDJTMOCS04xo",
+	"M1zayZPjgrqhUsc1Knk6Y1HLG+vS4QPuVi5r1A4BURLvI13X1DcMeB7R3y7PTnW10xBCZoSJrJrwJOH3",
+	"WpzA6DrB7BaeB4iwWN1hOj5RT/LPo7PTwcfQRPRAxSTMdIEWvR6P3zboPOzAsx2NA49hJKZbcwOcGsI2",
+	"Sl2wcf0e1/wtQNjK+Wlg92SDz4N8e+0D6Hx2h1WhdFrYgNjXvOW3Rxgqc9UVnKzK4MukboKKx7l2XUU0",
+	"8OU6WhCggTZohEZTLux8YaZ73ZteWGVsaXPbrFbhrvwLDSGWfaxjkPMKNTJL2QuhxC4bmhweoFAnBOTv",
+	"AskXd2Txe6r9NDYT4YVA0GqfCCQyqP7F70xzBDOPDuje6mlPAJWKR+q+ChDhixEscttjRarO3pAg5C68",
+	"KXy9AEMLXb88YuBZSGXIjy0OqKnSCYSAFN5+iZNbmw5MpdAc+DgOt8tyrvG3lErrmYBDqh3t9rRNx9cu",
+	"Gmh7myn7gGcEomGvbV8D16219zbozLGUJFWr/K9//tdo9NDr7YxGD7uT0ejh28nHv/7Fd8c5dRYeU5+o",
+	"EGRfVgTXoJMx+ltGzGPTIuWQM0YamiviooPtChe+GcLp/KkIG9jmmlFI9lo89mjU55W4T3V3RoTeNWUu",
+	"2NfOfFHPed6LU03RHKOHPlpGM5QiGJbUIKO23RCgmmmrrXkfUHikQUr83glBWYs6PaXYrjatootzNN2i",
+	"qyRtN2fHy/dol1Q6vjL8veRdQxx/gB23WqnteWpCu+yC6myvId/cTbhvURgyf3354n/XYnhPw0Rvov2T",
+	"EaMoa9eMIl9wSFyxfX9V3fXqNTkMt13BptVLeqK3vry9jfvqK8jjceuaN9hNiLYgFp+yG4jQu8dUgpUL",
+	"bJgmtBhJjiS+JYjK7WDEwpxXhgEKYyqKf0PKynxO4n3r7TU1A9XYFlVHLCUzfgd5A7YM4ZbLXfIgGir3",
+	"0TWOdYZhoNgSgt+vFyNWyjE4QIIQFGrMD7f1spRwqpYUpQRsODgRaEaFoOxmW0dC5/bHHB5aN9W7UTB2",
+	"NpdX6oSfYXC/2qdFl1IgWwVHeATpYsdr1uhosOhXk5KK0YOVcWlmsU1FlBu4eruF0LjVzA2GizaWB/Nx",
+	"NdbpacFKZmHnKbmj5N5Tg05IOsOSxMMlsvu6DdQq0Pi8iWZpNUT8vIH2aGWE8YxYlBTylHI1Rf3WmalV",
+	"ob3cVGPh7uys3DFQryGoneJqTHgyz3ex6hl4fg6s2vqai/5stv5kw8JKgdrt5a5qTXSlNa5ZFP2Wsnid",
+	"cOgfqa4ErVQpQ4qPU6YO/bK1P/P/aQrQ6nDuSgIz5zMBRgy/pqMz89bNZCkK/9bjaG1t+JTo6lalOhf7",
+	"OttxigUSCY11FtTESV0p2szvVcqL5X3lQYFjnDUUkKayyYQMDrJS1YUAIj0lR2+9M+XBBCm4z8yUjhHi",
+	"7fKw2mpCf0oiWTKHNJ7M8jL6gOglZaCEiO6xVrF7FdE2dgZa3uNHON+tClKJO/XPWi7ryUy5ts9n4Mz5",
+	"HJtb7bMusxYCDqa1srt0uaHtf/gNbVVWW9dMFNcK0RY2iTiBTh0FTwZEr3FGdAI1ZFmGMVBQiLZsGlJu",
+	"vgba2HZdO2pEkN3VJ02Se76+DSmepQN7lm4utsbwimYu1b1tDhWfS4fNJ2gX+e80TxE3a8oJMyJxm22b",
+	"lZzY15flF+jau0WuGEsW+05uAbaZBaBoVysk6VvIRqj5y/ZuTkF6rF2oTY4ouk+5JIjqZsb3Uz4r9mUK",
+	"CIjV152bVeHqb+7KW6LRpgl7icr2R9G3s9PNkbkLvuek9nNH7q3Vt06JIhzXfRTxGRFokvJZKZ90Tq31",
+	"JtVWiITcpBiqE95TdXN5L4CjFjW2F+ho8GEwHIzPL86Gg8Ph4Cg3V2Gki3S7KyGs2VJ0RBKqLrV6m5i5",
+	"dtR3DJxJDOYnXafDP5Teqlv4uX1cXIh1vMCVIKkI95EZDLFsRlIaGcdcLNAWZogwmS6UiB7TGyo1Y9se",
+	"MZ4ia7wXaCvCguxQJggTVNI7EiCMEoIh+CD8z9BGwW0fADMcMcbZDjhjAu1elVMiiKlzBSF0ptKIuvv1",
+	"BV5w1q28pRNmjCRixNQXOpphApa7bV/dAxzPKDg4bf5Sq0I6RXrRx6BengugVkDLhck2MENTk0mxwpiw",
+	"hXZGWe9oEbOpwGuHK2sHCtERRkcn1m8KzpqDXEd63TMKifE5vu59Djru8a6dpQUwXbNcO49JagRejf3+",
+	"ZEYIi4iH/OhErHjjhLA8QKL+mgLyBZZE95Zq1rrnSs+jLJPEAs7eQBquSoh0T3HEtkzMHtrtbR/oQiBU",
+	"1j5mXE4VZivZ0xTek1MyYnmgJTN547pUHyBjXnvlTanuyq63eluNYYJXXAO9Iqr79M+Gfh6RKf617GDh",
+	"00P1IrQgkJiuRgb45si8W04fKh/MD9kMs52U4FhhCXIerpYIYPHL+74Wa3c46/HpT/0Px0fji8HfrwaX",
+	"w06Q/3IyuLzsfz/oBJ2r0/7V8Iezi+N/DI7ghcur7747PjwenA7H54OLk+PLy+Oz08tO0KleBdW3/351",
+	"Nux3gk7/e/Wv07Ph+Luzq1P12uHZ6U+Di8v+8PjstPTg58H7H87Ofiz9djT4cPzT4OKX0o8ng5Ozyk8/",
+	"np79/GFw9P2g8iJsrPRb+fnwh7MjeNz/8OHsZ9jGef+XD2f9o/Hw7Gz8oX9h4HJ5dX5+djEcKGgdHffH",
+	"w1/O1YOL/nAw/nB8clxUmQJIDAcXp/0P48HFxdmFmujsaFD8S8Pk6rT/U//4Q//9h4Gz+aPjS/ULLORi",
+	"cHh2enQMgPquf6x/PT4anJyfDQenh7+Mfxz8Mj4+HV9dDjwPLgZXl/DF5fBi0D8ZfziDQ7+4KkNd/fu7",
+	"49Pjyx8GR87jn/vHw+PT780v/ff906Oz00Ht/N5fXf6ipjj8YXB09WFQG/l8cHqkh+mfn1+c/dT/APh3",
+	"fAFDVepzee/3Ek2tdbkfkTnU/zEefEU3B6VS81p0SYkb717370+KVoel0blU38yxnOb1nXCsg+TRVoXY",
+	"gEFWyG1J/R+f9EWjKYKHUOlmSuU+CiPOoixNCYsWYd4TirKdSUJvphJFeP60GkNoq3JC296KOUti1HXF",
+	"WDcADSolgpAC0gvacmjDdte0JUN5ilIiFePTA/lB9ri6RfOSrLvsy5psrL/OW5VU7lzYcb5bd3v+5f+W",
+	"ca2PeAJ9bcUYBC9B6KfuoKnDf+916IEoSszYtIoJsl6gAOVOIPWWLVYnFI5W+fV2U7napdFFCh/rbXbc",
+	"ep5FhShf354c5/JKPwjo1ot87UpJpESmi/5E+g7oUieHI8nB5w/9o9UaLtQ3O/ARmhKsDk/ghUBbHh5/",
+	"gGo8vJSLEXEOKTMxRBKZMNyqqcM2XG2Uf4JOmjV26U0zlle6wgu0VWPL2weW850cngMD0oG5wLJEYEsl",
+	"6qppug6bU4hQgQZtOSx82wZJCBMiYUuAoq0aa/cj+u9R9KtWMqo9Fyv6gDSnC+h30Fbt9IsqT7qo3pZ7",
+	"rfrBkQlf/YIf+D2aYbYwd8rMuFzULdWWYD83SYSuSaRSsQHyo3Xo+zWPPUlYxErSK+Xfio3Em6gIoWgt",
+	"aooUFpRqq1hna3fQmaV9jgFkCmCGQhrbTAPmJhNAZVA3D2FZ5gEQlptqcAAasI4dBN1qV4f4hOCICjeW",
+	"WVDNJdAd3o91JLwr9zeEA9h4AZ/MdfxE79JxfMaSxcaNZWbYdv64uqvNN6TT4XK9zn6ACCYFLTAlPRUD",
+	"xcLW/7slC8RTxe9vybx04m3bKv1NcHYxj1ome/kWuHNxfoj2ur2i6C3jkk5opE2IIF/pDI38GlRyEY+K",
+	"0tcg4MZkApm51FM8Qi08nUeNtL7X7a1Wau0gvjPKw3gOocrB48plP7FKWmVnNlc06PV066/rhdThDJss",
+	"nZZvXLvL1y+gFrvflepg7b1anQUK/scWlFvMsnwTJjqvTr8APH80GaTrND17Qjvkwmd2y9Z0ma0R1G0O",
+	"2GwiMBtd1eu/BrGnMeP6AWyaL9dm2ISnybvsP9LPlC/o2ET5bboEfT7BOZbT9m8XzAGS7MpNR5tb42hF",
+	"RUkEYr9UjP8eTA03HFEmuU4+cvshQqH2ERsk9F/47NJRLgGMKPykb4zPIYQpfEI5d1A/bYHtHrO8BP6I",
+	"hZrPhNt2ZiXq2vL/LEYkmnLdCeCG3hGGrjOJoLkCSgmOQcTSdaHzRu4xFbfwaUIm0oZV6cUbE/R6CAjn",
+	"vbrxZgnwGybZZ/E9lvFtvZtlbj55tksFJvCt+iSaX+Y9tyuOrfRmrf5+kCk4w75wHCFjyptjBQm7awZY",
+	"87zFLrSBQTxtEAMv29ejyWpY6mFivG1CK/hak9etbBXlWJVep74CXS10PwXTGQVZv9B2kLdByVVfVvTz",
+	"5AK+xhLFPBctjbtSvwbKbV51480r46psx1RLXVxKtVvqES6lDif1Ci1tUnxOovkwxUwoDQtU99QD7KmU",
+	"cwUJ9V+Bri4+oC2dlI2vE7IDTxVTEoJsP6EqEKB/O1d3mTg08Jdi3AoQGLL7HCwxkJwcnptjFlDSB88I",
+	"2gr/659451/9nX/0dt7tfPy0G+y9+vwXaA0lSDxiEBUUmq7Ioa61Danq2oWKwv8k6rLh4hv9zs4smqvb",
+	"ZcTC/9Q9SNwHXfSDNt5BC1ntRBckSgmo/ixKF7oijRyxFDSi8K/mfyGiDH1PpG4efgDdA8BtX7xwjaNb",
+	"dEvI3Pg5zT0FU+XeTReou73aGX72n2qBYPXYQIU8kA4eVjAqPFA/xZSHpv2SNaiqFWDJUySIFNpYeTQ+",
+	"OTwfXw6Pjs/+p0KQch2o0rCdoGP+I4RuTxtT7rUU2L5xjbGycetg2HhJ/GtlmqfdrtU1b/pebUopIkVI",
+	"QPl84YZFM3xbzhBWMllChPAHwSWc3QxJOlsaaDDDD3l+hL+t3XvTwEDfEQSnCS1iwgXSUeZQLQHa/lgz",
+	"AmWm+d2I5fkkCEv0yq2chPU7+Z2B3ipdeXvfFl8iQuahAraFHJU6P0DHhyh+OeWpVBs1GzEEzSS0Axyx",
+	"crNuGwTrlnaCMBptizBB8zwhlViEvWobmF23TnTJF+IJ5W+K4dCv5tEnnqpElc15LLPtTqSA8V7PNh93",
+	"N+Jpb7PUXqxx+CkGl6fXSW8bn3ccty+arve1gY7ZRRrYM/COTejPlVX+kZpzsakNMO7Fs+hCeujLPCus",
+	"2p4Dz2nD/WeSTXRtxd8pMT+qpSxU7JNOdpAOeNCcUDf8YBxyDIBXMg7xXn6/+lPzsMg8Wddiubyk/bNE",
+	"q68Rjm5LAlHT5Nd/M7dLxnUDu01Ed7695QX000fx4+WQfeSavcvL0+/qbvnl7myQAKCOpy8BwHdFLF+u",
+	"t1aEhZ7Fzy+4WIRbm+9hzRq5Jr51Zd2POoSbljHQJnVfPwBjKywF9JqKbUW52PATsKLA1o3dR5+g8Cb6",
+	"jD6HOnBLZy1O6B001puTunWyVKQz/6OxMOD6NYUdceZVz98fpAYgWy5ydWuR2qduPLMnh92tJFp/XGWD",
+	"HkisaqBuaoLxe1awRh2onXdRD1DKM2h5Ljl6M2K2o7oW802LbNfoDM27eUwSa8jozlMakVB3ldHGXPgF",
+	"SaXavBBoSzcvhY/EN/BMhNsHqGcTYM37VIx05JiW7lu0c39863UDmTJUAlNUzfWm6sd5ETU5JbOGElLN",
+	"heef2Jl882utdjCvxMDRJKGmCYcOgrBqii2ipXDFtncvylK3OLBy5/NKza5CByxg4YBCdwEoQcGFUHMD",
+	"9KZW6oDfbuqCHUrpx3r4NCbpAZqnpJDIsP4oxax1SeGhWcTKchCPaV9eOkuLhkvumwsr17UXWP8M+Yp2",
+	"mw21azcstBSbTLN1PcxPzUlcI6PQwsRNqXdljxzeq/DhqZqdg1mb1+3M4K0Kp1dCE3B0ewP3W/s61qaZ",
+	"Ldho9np7uU3qImNQc0pmAoW/ZSQjMThJEyxJuq3dqgmReWDmDUemSiQ3SkgE9RoPIHpaV7LVhlvbaB9u",
+	"vbpCEhUCYotDsOKkorYskVRicXspUyzJzWLlELUPSrS1jkWnff3wC51RKxCuFxCvN3rxKGqV3hlcWmM6",
+	"lUTMcVQtdQEl4v9wQ1aR3+zpLHdDGrorme+GZKakfOIRjyc4Jfdk3a5mNykh0iRltf8qYxFJJaZMLp7a",
+	"4OxE55jV9wOVX2vm2loGo6SsWpGkSSCQODlp7EkweIigRqNryp8q5DSJnPsIl+qu6N4IUuTikC46GZEu",
+	"6jOcLCSNbDjpzFtEJ0ACwjRoikL7BjiL8DXwjXuQpKe0YTvZXHpluEu3c7mV2xM6Iep1nb9hA6/zmtLF",
+	"pffuXffd6//olKtl9Hbeffy0G7z8PBp19T/2Pv/HX1b7QksAD3wHmm/DSypKoDl9XPwffHuemt5Ia/Xa",
+	"BTkKpG4aER2IrtMwk6QQS7uoL/K0gRdixBo0IyqhTnOqDhxVFCR1BBOeRmTE/IqSSQ3CUk+zn6MbpIek",
+	"GRPBiOEc2RRC6jh6i3imAbAvmRhkTE8bvspuqU+V8ov85d78SzvzW6F29fy8UUd68iJqjafUgvKVNSIk",
+	"INWASW/xwY0DtTlnq0HZ3DxI683qnRyqpUKFBpd+Gei4dQE3AHJDBbd8+qJpWuXslpZ3Kw5xhbfGl2kB",
+	"lGmS2gJ0XSilpiUXPGitHVbx6fG1XsubeqJMXwbQxqV6FytcEYjPCcNUCUFMTlM+p1FHiSf8N/Ufzm8A",
+	"GXmS4Bn2S0juwMd+Suwjkc2NkaQ4OhMGpWtrm45YNiuziE7Usmz7Fgzlja4KC3Xz4yG+qU49S3czK6Uv",
+	"ujEiG4GrG7tUETvBRMSixTlhOJE2ZN245x0OvLPnY2f4oTCPlZn3qioD5mOeXEoyF00JndrEY5T9hZLg",
+	"TBwdZVA9Aaw+uRP+9QHqIT6ZkFSMGOP61e2DvAkFTpJCsYNhgOzhygV5C4TFWozCcj++4qhEEBaRR4Fw",
+	"bqWcdkStFagZxBllKWmcq+c14s3Pywe16oatk79PNfUYsfMOOTrv2PS0EOVSOjhJCY4XWk5XAtGIWQU9",
+	"QGGaMQYFo3mKQsOlxBhHujuyPfN9V1AesdB2Nesq+apb06SNtRuFhMFM4Xa3+FvnWY6YWqhCrAM1769Q",
+	"781ptA5S2aveO1RL/TxAocKKNM3mMoQoNR2wBrJeKWu0eA/2atyORheBvCVtl4DkNWFtG2o9PEmucXQb",
+	"argKDmKjjuESRh2x2oiSS9X7JB7DJ9sHSlNJb0iI8Fzn6IPhlDxAAUqMNOzBCKIVkBErndcW4xDhk2ZM",
+	"J16q0YWOzoPzY9CM0GTn2bWPmBpQR6AnST6lsC0IKUM4TekdNmbbcqVsczZgNDPpWznsdG0ugAfYzNJS",
+	"XY6CBTqdcR5XlMQZwJYmcWqM+FrA+5IidQFQkkDElmZYgPhxUdLANFss1Rdd2Q20jQPU2YHX/1k0RTae",
+	"UFPuRG/FJwhUYeKIApTd4YTG48Lna3/Bczq+JQv4RWSTCY0oYXI8JynUSdc6JdyFY8bleAIWQDCHTnkM",
+	"P5nSQrC0RcJxPJacjxOcwuIzll+p4xmJKR6b7SjqH0MBhjF5yOtbASYxnIxtnXU9tf0XcJVxxvAdpvoI",
+	"yjEg4+tMLCBKRYdFj3OIgvl6XBTVcjejdbxiGSsw9sKxnzdnDxuDgf5uRyEAllQpqToiVXt+KUN5R0pw",
+	"5D4y39ilpyoiNScMV1GwGWGKA8jU/SxN3mT+c4Eu+U/u+ZqftOiX/7OEcLr4QzPklehc7xqaKIG6+aMT",
+	"fz2Ovq1OANYoWw0gVzUq3Kipwb4b7Q0vaU0Ubajx/sp2+cwrwrqr0kHnjMsSnkGnUYVr20/owu/At+jp",
+	"ze+ZutkWq2p4qHW1rG/saeydz2JA0IzZsDy/Umr1tlZqpYtMngjCdSDmoHF1v/lWGzW9OtDd7PaKt7I4",
+	"0fNShGMFu6FqjjwvX5wuaioAnZO0+Q2wQh5X0k6qz8+tjXhF7Lu7ntKnpXkqy/LB6hxSeXBC5WI9RxeO",
+	"1RD0jrSoeGdyBXO1Xi4S4g319fRBYG3fTJUIvOZafIpCc1VNUyQTbUmCZyiaYrkdIFMkE23NaJTy64Tf",
+	"3FB2ox6YQppoS4soUPZuPi8VWnbKbppam04BTi+OQt6KN0RpQm9W911SXx/qdyErbUkqgOWbqwfUJjZf",
+	"rroX49xFrIdymeQDdoNvyKzcTd91XU4xZWsWYUzn0VWaPDG3TipBTv6AxVTiG/FU55QGUqMxSacv5dUk",
+	"dCSq/k1fZjYfVuRJUTaRVhubNL5stzcquScdtHlVG5Ocz0qBHNUMLcETzHCl8/Tuq5I76D//iXf+1dt5",
+	"1x3vfPwf9kP3N28lddeiW0+Uus5oIikLAy0MxObeBzfJQd6k302QeiFQaNKjzi+ODweXoUvQZjwlztDE",
+	"r9NZ01pRytZHylnaJEvZGq7YRAxRmVuGMIIaIpNqx3S/N7sNgXtM6f6aFM6qfUR/Yb7oN3RzJA9zmhJT",
+	"86tdhVknlqVWYDavE6atcEJSpZuahl04JSgmjFqi0NXKUKjXAJ25SqYYqySpCQHKUJ7LBl1ckxvMbG2w",
+	"7W6LCDDfmsoVsoJyOFhru/7PerTm4K92Knf5sJZGHec7DZwjXI0AVTXKFPtVGnEyBvh4SadZo8yl9tBG",
+	"KNl277r9cZqxuspSjtXx3CValh5jn3Nrfe2llYZqt5hXxqLe3g9EzMdFA2JdQozGOSMIlRIfevUWymwA",
+	"5bhlkVq7pOP8S6diLWVCplmUh0mstPm4AXmPv22XVJBcqgy200Hsjh2VrcHHObQhfIGO4ar2u2lFtvl0",
+	"MMmyKvkpuaM8E2OL5GONHSuBXpSqa7MOczNBSJJRZ9p8dmWXbcPXVyyrjR6raC9ffuF3zf2tmbH9eSFT",
+	"wc5SvkxhXKmRQ+AyBrMbP0vTUx3q9IC6aWieybHJ1NELHleis+qcbY20aIdRNfQXehyyLz2WZTnXZdbl",
+	"Lf6pW8uTOK8iZv7tsxb7jd3emNoXwhgT1Vvq7kz4PUmRYPhWXbeCoK3QMZCGAQortswwQN1u12/paTaY",
+	"r19o28Lo+4zGJKHMF09nmtN/oOVCVuUsbSskf/LENlJTxcD054LMaCgRWaRar64kOtN15JfkIs9TMiFp",
+	"SuJiLcuHzAQZzPivtLk2vas+tWmS33w1edhPpWlmXqN2vbvvQn9Xa5XZ3Em4cQzXKoUfxpZHVLss1rlE",
+	"g144rOaxQ4QrfA06Yl5kHwov3U+5INq9DD3oQ/jd9o93xikrieuGtX5a7w6ErdULKOVJ6fbfvsospTEO",
+	"i6StWvBCAZKw4NIhODMF2godZm1/pAwKgGIhqJCYSQ2sbQNE7RVUJGc8g9cLBUCg7zL0NgGdc5x6apvV",
+	"AGCrjq1TAtLFEBR+QilPSJ5fB/W4QjVraJv88SKEFJy06n1ddwQwKnAhFqBQZ95pv3hMdKxQGnbRGbQn",
+	"1mipoPiq10MMz5RiZDOKGjPyWoPNIoTTD6rRIdki0a40dmPfLWeh6x/00ETVV8XAhuu+TZer0vi219V6",
+	"0qHCq0JCbKdPFl8u0yap07MqF/ksBD+uOgMgi0elaK6BBq1KLtWB7Am4t3TRCYqWvDlNrOb+Q7P2NXfU",
+	"5phcebZJ72/KMnCPegMeJS+ReSgC8nzbKkNTLMYznhK/FKIuxLYjPYtHy9lNsRpn1avAXm+RRdl4nvKb",
+	"VAdIWiEkLmk/yzHOEm6pSnRVyq1/d9JC13fkide7e57BGirpvrEBk3NMUxFA7JFT/7HrKa31pjEkpQ7J",
+	"uuMwT31btuOyCr+x60APu/w+aDBMvBDFrd7QbqHFvXE4xfIwj9vuW+b1b3ODOACu56kyxmVTIpCpWQ1e",
+	"lZLBp+4gqlpif09eHZR2sQwSLbMeG8yvdhRhE7i76MQ0z2Fcun1zlCjJeSKUXKjNvlOuU1dCrUtRdgPP",
+	"lBQO78zHc6Om6wpdUUR0ZT4W2y55ga5RA1VrTNSi9uvsmBdMo45VtuD18zYraZoHTlImNMpYEg/nGnKs",
+	"Ytf6UvTZYCurjWMFpNxpkbemqJbBqGt2q425NbW1bpkvZSE11HPIo7FtVyKIWtXbrBUnqwVoNyyzZMxo",
+	"lwVeu7iWm5ppXGriYhxvEU4SiNw3kTwV2O69frMyi6zJ0FtegiJ+yjKio8ztqy/KscoH2kHIBOSDGcWs",
+	"uqS6Gr/apIwnRC7GNCZM0gldnZVTvkKuhG2iYiSxnOR8/AXIcN8kzBvLIdUsRd377YirbXqwJW9Rzw4W",
+	"7WaqhLk/giCcERpIYkkKWiWavmG9RXS9tdeve3rVSNxSUtSyO+ayoXNOnuSeMUmTnIXqeOwAhY4gG6L7",
+	"KU2gshbEqDf0GjLpUVN+X6rBZWU6PR+suUlENp1kg46u+pWsIzev02QGMxTC37aJjBrV0zim1GimPJG/",
+	"4YwBgdtyJoC8PJjt6X1lPGsA1PD9XicGRkzePbhpC/Ehr1MwJa5PV0MLRThNFyV2oC9cJX3ppATtGyUP",
+	"svyJte1RFpMHJVaoL8Y01r7U0IiK+WNdM0G9o95V46r/xiSRWFuxjHSCRRE3GvNGe5Ue1x/+B4N65UFq",
+	"DHmPciGa/XkHTvjNPOXXG5VqXfj6Nzo3dpr19R63IEubr4Hp6yQxMjbsrrbV71N+D6WnOSMFWQS6ClGv",
+	"IaN/E6K7QxfLxPfqBpbz1fKQHu21WwQI5z/lXDD/pcwO85/t4Uoy6+I4Ln9jcVydb/2pY1PvalRvesgZ",
+	"aRy2+tBdUP3Dgok7G8sZt/Prkm7hF06tI3Vtefx1+A7iGNskML/utX3z3etWb1YLGN4p/q2m0UMsQ5Yr",
+	"f6fh0yxJKvcvXJsHSgWTODGCfmgdRaZUWFgUkgK2ygqdwPDWkp4QlgqIvRBIB48JU2JMy6rO8BATtNpL",
+	"7E7r5z41baUhEHvJG778fft6dYLKaN7zyJj/XrRmG8kLFcNG/Nzz9NZUaDCdtX2dtpZV2MJSyZjSw/wv",
+	"dfqb0WbSjB2gGU9By2BoN+9OCfUgoiJ7zjT2TLiQfq65qgjtJTEN8KACLZ+p/VoUpCLX902mmZbz8gQ9",
+	"Rig4kXQRHcQgx4/PjuNWiWir6xrqKIOmkoZo6w2yZQy3g7zh/IipNxxIQq+3CEM2ppymPLuZohCL2zGc",
+	"VKgLFCqx1vRJH7GiYaWScCvFC5GuXWhsHLZmucUIPGKaTeh+gmrTSpReCGThAUDUNaIEuk+plKRo5QHL",
+	"vSepKR0SbzfVSFypXzyu71YeLtcuHPQiYyZmzhMNusgRSbN6g0Ncocw9FZ5sRXAqMCqmdt0bDEp1eKpJ",
+	"mjSazBSDTutdTbUN2fpV4toZlzLm2JUeW+tSU0u9CGhDHUu32F8bM7YSuAW9YSQuSlZXuIQ/kmcj5cme",
+	"WlxzPeDMcUqYvFheU9AN+TbXgrgFHlOEIq5kgkX57VaoXi7B99HX5OWSsBiZ90yKOFhMlagNjE1nKWzh",
+	"PI9cPTHxT/G2IQ/NkLxEkdbCylsyi/J3Plot+L5jWNCUWsvpb8VOiqp2q21rpud205Hb59VakhlrddDt",
+	"SuFcZMwWwgFnSiqfiRVCCJKZYB2O2NLplDE3ntWW2HtEbGpR8LIiyeTj5oecw9hxQ9laQeVymop4anhc",
+	"hKe61F/CCx8zc4S61rVci7vZPeTS5dcgtD6t2I+Sejdd4ScXARpLJXiSMXhMEEZiwaJpyhnPRJlr3fMs",
+	"idEU35G8IF+pRX9Qb+weoIur03H/ff/06Ox0cPR7RZZmrMHG1i8EDrSleESuGUMtt64VieCRNXIinAiu",
+	"eN6IlUp+aF2uVJyjYntlyCbMjBhMV+GW211IT8gVyIuMBUU9w3IKR5TJEZMcHuta7nvQPdcJZPWUmHtE",
+	"84w0Y60wthr1mbEvuR9ALuy1DSRqW2z0ImObaEljmMQf2YrG7OTJzO5ZSpqpu21lbz+vj+sHfl9yP4Gy",
+	"d00Un/OYEcoJcD7NXVdux0V1c4cjqP/aIZyGKFTYLLyi3debV71KN6o3vVdvS/7eN95CVhsqPExmlNk2",
+	"m02ZRTO8QIJIlL+MttQOIfNzB9qc8QSF9qoe29fCYMTCTwjL/xUgyv5XYFpVhAHIvHyCQiwNd6UsRCKL",
+	"pggLFL7rge9hb2o6GL6MwwDZLpgYLQhOEZ4SHG/v6wYZSglSY+7wyaSQFHU0RKUskjHZqN1QFuhOYaaF",
+	"r23pAWnu2moxI2Ce6Y5YHoTVQ6ZSDFjOlRQEfhhblVbye5zGJUTb7fVGzK5K+AtQf25A9YYk3qGpTVXo",
+	"VlZThDVT5nr88JwqcSgvTbcHScfR3E28D7x5+XbRS6slF9Jms3Pz//2//h+nRhj8K7+RQ/R/UKgvZPgz",
+	"v49D9H+qN/H/Kd/DB+6g//f/31d5zGSbjljlot6G1nhaEIdmKTglaEIZTsolrQpHgZ6okFztJO2cp/km",
+	"TB0sswUvRC8t2D1yTW4hzYnTtItQSi/CKEp4dLuuWdRnBAT/qaWpidpvyQoZpZzlpNZFF98dopcvX75D",
+	"V8NDbQucOf0tys57LMmO1H0UlqskQedh54bv1E2XjzKuqRU32P71lsxmW+mTS8tIVO1WIpoau9Wkd/0q",
+	"ehO/Jb3J3s2r6Ztf397OfFKyQsslOWXSYm6cEQS1pkEhZhzE3q0CNxSrowxD0RIls9pC1FpAD9B9zUwY",
+	"aKPrwim3HdMYwk5S4LWhrvoQutXPFFOF6UiStAKfWvxFxvpNmJdvUNsiBOyvZBspeh39zshnlr683YXv",
+	"eFoBxhYoWP0ieWiCoM6Jeiimd48qpgIwN8iN6wWVTzGoHCT+nUG6hplII197i4xlpUP93eePLeKhm13d",
+	"dEb+Zarz1FsZzONHMKW2DUkq1hhbgSKF6wcShvPF5eGvdQuNgV7Bvlw8cqnSRXOXG5WNJ8WWfZK6BX2/",
+	"5fUS2PDVSSaz1MT+eIS+chH9vd7em53d3Z29vWHv3f7L3n6v948m7GyHjXbdT2nsildigQMd525q88Wh",
+	"erd8BVUCCR9X98SOb6uHF1TZjtSqXTq85nFoqum226QCCUxjRNmBybDTtWdimpJKrwkTmqTROuyW2cE6",
+	"TKAg8VZf2RQEh/rXZD72Sw0Tc1adq+FhmQVsCM4/T3kVxEqJgZAtOtHKyhTHWvehTlvkXIMLt7vtDR8l",
+	"vKxR+ndK8oBCqiJAM8oySdCUZymK8WKHT3ZmnKnLBf7f/HRPyK2NQ/trGEAEvQhQqjuG6Gq1ZC7QFlZf",
+	"oBmW0ZQIZLzh6idduBVuN+gBomT7lCgSjySJdTlcq4L+p1pNslAK53/GmJq/1BrMn7A287fiQskiLLOg",
+	"HnqL/or+inZ3Xq+MMW7kNquqIKx5r9C2d0ox/LKz3UhP+epWN20asuNvZpXPtrxNWAndRf6RpkJ3T5sB",
+	"+7MYDUtXWzkBb9dbWdF+0FwYcegajHRKfKRrqVsm+sLqT+BWgJwYyV27jMf4sswaMCxE3/ZGz58h76ho",
+	"zpyvxZi+rhclU9U19PXSPla7O09o7xTLJv1naEtAaiNabBs+HJlCkqanrknMK5jozm6vt7v38tXrN9++",
+	"fdcr89E3r6ps1O2Y9F+j0UOvtzMaPexORqOHbycNVfHatuqunX2tKUrRKNlAYhnODb0N1IbO/ewx5WCp",
+	"DZtWg6vmKvV6a1wtQ0dwqVU7Pu6f9rWOql6BPLIDFCp51NTRx5BWRmWgbtaE3kzljsB3lN2gGVdLtaEL",
+	"5eMcZApjvnlP0oSyVafZuPIrUDC+CBG8WeZeT1bU0vfHNrErT5fP/1Tq9mNl8fUk8Cf0HKyT+EpHlCd7",
+	"oNKON/c5mGKSWtO5JQtdUiW/Ymhsa4bckoVAU57EaJISsqOejpgeXxygUJAoJVIHK9+nVJIdaNS49T2R",
+	"qG+8OeJWmEa/dzjJyLbPo6yrRa0C03v91ufiClvxgbkHctB91q6IVa6raO5+kWasVRCM84kBy6ocXw92",
+	"mkt6lfRt3nPntI6UVZ/q14ovvbjGU3mWVto4YRF1NEb5JYc5YfEHOqMeeRPK73vjf9XVpA/ftRtmTBDZ",
+	"fUwwbOX2zCf2XppqxT9TFvP7xy3ZhgXewxib2QBkTRAp1lTBIITZu9xL2xSyWGk9pLpVg7iqKGynDApg",
+	"Oav3QtxWB/eWHF91T5dKi7dWXvIpS/Wu9nzt+ZsqBhuThdvbzCNguZV8S2nLIOCqC1rknVs8Ccn6w8YG",
+	"db72ZpQhjCb0gcRr1rGtlEj26HXqOqI+EwtgP2U4XbwQyLyFtkadmNyNOsa3dZ3RpKiVypm3w0MFm+yE",
+	"QQ3aLnCakCoTT1QIc0BsVhWEfLEjzkhD6FjuFXZyNHVmpsYamIMYgbe8rRVB3Sb018Z8NZQmeUL3dhNR",
+	"7Gv6r1vrQypNmhEnhBy0wnssUO6u3kf3ap8QJYFpnIev2Njlhj7RLQK5Wqb/udGiS3urm/HSlKePPExT",
+	"mlPn99A8JLeLDnlMRiy8HF4M+ifjD2eXw3A/BxiNMIhWplibHVFIPp+TGG1FKRZTEm+PmOOr1JA2ORDQ",
+	"AlEn6RbRQVDhQ6AJhkT8/JsRu+HSVPnQKTI6N4n/f+z9C3PbOLY2Cv8VvPq+XbHmpWVJtnORa2q2O3F6",
+	"PB0nHtuZ3nuaOSZEQhLaFKAmQDuaHP/3U1gLAEmJkiVfknS3umYqlsQLCALrvp5ngDAHaUpiOWZ1NtxK",
+	"8MsedvkRX+FiYqF1WqOdg4zzGxBtjF4Krc79KUFYvpaNnmR8zAXV+LhjOplYnm1okVz6MIUs8A04S5+9",
+	"WG7zpSBLz7QV+Aornt0lYMktPxG609zx0Fix/HioeS6Ot/jid52DsOaV0zKmMFVxx4lncJztg/eLcIrh",
+	"NlwDt6uyLsw98l3cC3PPvOoJ5Qde/Zzqs65yVt17X+3MYmmudnxpbQI45pLmaFx2bjmVl0n13deVO9m2",
+	"49lNXrYLFz33wpqJOiQLDEUyZfkDDqrClk4VkRMmQrFlNrsCFkaHPeT7EXlmsZbweSyzhe1OgtJD8zRR",
+	"KByW+dSSJcTc6Pg6oVrmbVjZG8hcyUgN30+JOuFrch6sKMszWwWwOvHB3BZewK6YOcUcOC1IxRTfzYEH",
+	"WT1OImupF1rULBPzPgEu1bxEa7xwMVzbKivMMVwaio6Z079maeAIn6l6HLnlhUDYPsHF8IAA5zw4H2rn",
+	"iy3kuN3JcqF2vsBVbnfsyh7INJU30Darpay97ZMYW4vfZEm21lQkDjI6HJewoGBCD/zXCglDoRzXu0QL",
+	"IQKf8lGXgeLV6YSaZy1qvRGgB5CmjPVVsuNUVeDA+izZgdXGSFwh1hjFF19TvJkNc5jKuybiH+cf3hcE",
+	"DgsgUFxc+imnmpeKlIrRL5/4smJdOvUOm8FNMFcO9n2uU2ZuKtedE3lVH9x3ltHXm0Z51fC3XTCRjl6r",
+	"rEfuZpG7IwIzF9hcCyUxshSwgKkf9Yr0oMjHLOMxFNATniiyRQVhQmdA5pTwodlIUqTTZigk1tmjFtiK",
+	"qWLbXCgmFNf8mgWEkpRRKMmP/jtyuIjNA/ByQyGk2AZUnwCuZy0Kc0FE3vY9blyQScavqcZUriJbw0zm",
+	"ExUKc5iQmtDBgEEFSZ1dQJMxL7gDVqdiK8/QemfC8I6TdanfoNUsuZCv5XhMRbKYmiA7o5r5+PEM47vl",
+	"rYYuCFvXYwRaXxb4HIBsYVSof+vmoqHwBUeddvOATIx/zvXc2c7ZBf0uc4G076HwZU1IUj5mOuOxmuGB",
+	"f34Xo31djP2CjScp1UytCN5r07B1O6p8zn677l7ldrkZPos7a29ryh87F512r23+1+p0dx9YAukty3ng",
+	"H9s+cafta69w6I6/De6rxhKbFDtRKwIJ1eFGeqo75I9LAqyEABUM7gkZUZEghmVkjjl2fZ832H24zZOZ",
+	"si9z1JpwFA9QM3WGq/nNIsckLCWK3gSLNOEBib6E6LGFjR4JGwimh7CzCJ0XNm4j64DZsJh5whXJeOd0",
+	"fVVhVd5infaaWy+1j1x2DCm+So2xSq5ZAoO30fy6VbsoUb+IlRh8QCOBrtgUgHDYgH8GeF6UZj2cQ544",
+	"6MEdEtks6NxPOK+TjCmFsa1+rrUUSMgB3tS0nrusP32/kMzZJ4eNWH2mvJIMML6LSDmNWnxx8G7XdWE9",
+	"hcviNwNFT+YwV81b0ONDRHnIr5m4e035FwZvpzzgRYun6JTzyVEXrsBWN0dTWRevmM3Ark3R+o5fLcDW",
+	"N7+eMX3D2AL2VqwheXOilv18gsxES4+xNEgLiIuk0m8zxNWb1tKrSrSmiNWQ1hvBKoRxQEZmpc4U+eyN",
+	"GtVSrM72q0+/tLdfffrSDvZvfxmPkk+1pViPaVv8z3duVMwGa+ZV6kO8u7u0HGCJOn0Ggsft1NYaCmol",
+	"iV+3M23rfs1DF/2I9akqn6Gy+td4eZDTZonRb+bNwzVqH+N+DYKVgdQoadc6dbZADrrOPMWyax4z32pV",
+	"eQxonIaU1H6bJCzl1yzjTFmV2zwgccpo5lCesGfc8RnTIeX1721pIRommlaPLpbgFs5ZymJdTg/NUjAU",
+	"0uDGNTnGL8bdqz3xfPLyt3aG1tDnWilwv46pLF1xhZoj/dNXX2+5A2r1jiY7Mw9qDFq07j8Y19SmBCE2",
+	"xFUVYt0iq3u9OmZUKAKEuQNPGTXbfLCcWWSldfCmdMaaXUfFwlt1vTkf1b7kFU77ePZu7u1XXvySF/l9",
+	"9lxUB/ewIoqZB33sYori8kaMTZcldB3QAhiCeFoBGklkrmM5tjltIx81U5pYaKcae74E5FkDunk/7MXr",
+	"BTvzwuXqQaFiHYUihVtonBEspiyNtxCL7FpbuZh0aLe/G+8l++z54MXw5ejVr7XN3/OCNVl8hatF7eOH",
+	"OJg1Z2GlxvPyyymxmdYOA8t4XteCUf394uLUsYhYKVe9eNWJ4JoMpSZCWmuuHjxQsM/3fPbVwNXcYl+P",
+	"zedODCMQDG4NBh4J2yGplVDOiuW9wpZ8jGaj2V3+jXuOap7wsYRkMWVPJikr6rdMBFarrt2yeYzne6pn",
+	"KhT3Qy3MEvfp3jLm06CRC/5bzuzPFhux9qp1LS8ozAEbmHq7XOV9c1gfurQwLPMXG7apmlguvPAX15Bf",
+	"gpfHz9aI9J8dgbT7jJv6Mh5RMWRJkYOtwLfHUggGEYxWcaAdbMvISMzMVyHfPbKd+7EEQVMDSwdRkWTI",
+	"dEuPMqZGMk2KrxxNdG3AZE6c1WrNKy4SkOw448Vkuz6nA+xykoJB71kyRS8PCLNykbCMfN6256gKotGf",
+	"fN4fUap/J9L80aT4U0rvc+gheZRh/sz1CC/3VIO9YKpIpj8YLNLugFWgSopDf8cwkSXvsk6FjLSeGB1h",
+	"/lXk49m7Fjm0LZvOLgafPUkg4s+Bqkym16BdyDhXGvLJfUZSKSd9Gl8FLvcckJSLq+1UxjQNCID8xVQB",
+	"Fn4u1ITFfAAAgrlIzaVdwIllCGgILhXgs765/Pnoh79/+PDT5eG7dx9+vjw9O/7X4cXRX426bFZ9FHiM",
+	"3s4OClr7vRFxWLGUzEUWltgqD+nZfMzoxLcNRyxcUFZHLQuIzoczQRHV9KG8h4oI6zqNLekkNqNDYx+x",
+	"KqyOz2i2YKUQ/18revodRTF/X7HJYkV8unOlPYq2cqv2iVRVSRnWZKac0QiSjWtFFB8C+wq2dAZFAU9/",
+	"SjA2S+yFIc1zJnX5K7wRlAKtB5O42Raui7YG6PNmpFh8GZH/S/pUsed7RijtdklGRSLHpD/VzJZv//3k",
+	"8DW5YlMHhZ2wWCbw7jSrr7H9zreinZL55Y3TlWdcT8/NCG1bNaMZyw5zo0jdp7eupsWS2hyeHpspasyz",
+	"dLqfAhLR4dVlVMnSUk1SZkyF3S6+he5MKSRMFKwfuG0x2Ub/N25vgf9kIF1JLkUycMwJurGNKReacsEy",
+	"ZeeuMB+GXI/yfslucObDXNs7btPAd72zwDf7mC2Lnhs5PMYUiCJbRyn/D/1wvq30NGWlx2qGAniz/nH+",
+	"4X2LuL5MEDzeoYy+kNBJo7DRgw64gIQglsznVqsFoMQQxA0FFMksPBntFlKqpTEHmDUcNszX9jHwQ8I0",
+	"5akKG+TW3CEUxrmbWIgVRiZUj0B9A4sGmWRSy1imimxpOiSn7mOzR6KdcTyJXBY7FCevT58peOjts9PX",
+	"gW9sfabIYfeQMJFMJIeJi+aLzmmXRs1Q4NKBgZhz3N3hBbgrk26rHXgGLuR73DZbj2reT1koop14RPVO",
+	"wfwC5NY7Ds7eEaHtQIWSck9AuCjII9WITpgKEJhUhcIBipAtmPvKPFdmF9hC4a9i+ic0o2M7382AQIkX",
+	"1aHQYBT5GX7mKaBiKkiuGIZ3QhEKXEMSqGi5FMT57iQym1Zm/D/wfY/8AJvIspIenh5f/nT0v7bcp0V+",
+	"YlOsLh3ThIUCwczsFgIABxQn0QGhQP6dRCAUx3SKRaqQwP/x6KIYiCqNjuZ6xIRxDDQ0lFp64JhmkEuG",
+	"Knyq2TYkzC3/dxFiN1/aIcFnkBkZMzvbqFWAj3Ur6JnNujsYH5uFdF83g1BQRaL/2fblHNt/wXdu29uP",
+	"jy7ekqjy60Bm4wN8TEr22237ikZ0MmFClWvl4R44j3BblpCUxlfKvS3oc4+Z5ce0gurk+GJOMklzZagQ",
+	"aslsuGNPUjvmWHBKdVqScQiTcUIFHUKfupG6jVIDdqPTarfaULc3YYJOeKPX2G21W7tYDjMCQb9jp8r8",
+	"PWQLavhmebN7YOBozjKYQ/f8+EpxKcgMwMvNDJjJNzOtFbEgdQ4FYcscYrGd/GmVRWhvqEKBK/H/RZ1G",
+	"trftpbbtpT6ev4kOSORQ8GYRFZp2Jd0gZrpyEhsJ3CCN/fHiNY6vRc4YTYiK5cS2q/rVbWyuxo9MH9pJ",
+	"K5gqYTK77fZMowidQB+uOXfnV2s5eYe2MG4LFBP7ADYxXiA62BLa7na7c9F2JbRtRBGFh2j09jqtfWsT",
+	"NWgcu3zey/Heb93PL65e3ezr51l7+h/ajx3yQmFN/jOXZiiAM+Z2FSDxT1JgEN8PGtlk3OjtglMNXxmj",
+	"tKjGadAYS3crv3k73DEDrURcbKfXOwWg82tQ/wsWdys8zIWLTezrturuZc/YmT38Nihd4cyJm9WvUpwy",
+	"cyXF9DpXURhzK4uslZ5n/oSZq6z8TPUnzV1theeaPwHe6F67s+hMv612PgpqFRp6dnvdV3efdCHlCRVT",
+	"G96B9Oc+7s3l5x0LzTJBU9tsDgt4PKbZFLc9Kfa9pkNlbHP3zSdzsDViFsrSd1xhJV9JosIZAaFkAmal",
+	"JhSh1MgFB9gyDJ3JTGNbmtEyoehn8ooJaC/nSdQih3g2lBNavQhsEwKJoiFZUSfKzIAOh9alAKOEadhG",
+	"v8wVvJnrY/G6ZWDuQLjG/PZbzrJpwwsCM5RGeav7CpzOXXWJc241SumJMTvpkC26I8iy+lt226XKyM7d",
+	"lZG1BU9WWcDLAIAJqnO1aDA+Gb6irDPXdln6+fufmzd/xaaAdmddu8giokPRwcJhyEz/MF1zGDLTbzlL",
+	"k4UjQbxjLsUBiczPKw0FFm5lJCvCtHkwqSoiMSBJ3ZrvHkf7ul37y5eGtbfNzp5nGvlUia4sa2pBHWwu",
+	"u1wJg7/R6DWGE72933q+rVmWUfd9gRpUsKLYGb3IsJHsUCmuNHUIDVAX0kAehYr/PzfYfW8+mGmsZtLi",
+	"PMuY0KfAf9axIdlTluEXZkMBc3Ip620+ml/Nx9v7a/2hjWUv0/sfBENZJwd2W27U/+9W/a+gkX+giUvS",
+	"/O4sBrOWiVev3mLALz7Zdod5KwGjTqqAAQN16z9ByAf6dG5GMmXExpyKaBMZ8NQ4Lic20yKkJniHPksI",
+	"IO0aV9XiPBnXjMUjicG5An4R2KeEsRqiPpcR+Px9IGTkYpgCwIXrUIgmaT7kQkXQGWvMFnswfo+4CAeh",
+	"8CDn9tZo3HBj02R0uoMRSfC7W+TQmS4yI2OuFJAjRRW5GNni4iK3+EwR115RYJ1Rdz7B06NQIHBwQXHv",
+	"ToLf4d7W/4xsugpA6Y8+T4wKhOkJBYBWKkCc7ZuZUBWE4jEbSzMTAbQ3pSyxIcMRN88+JTSVYtgzI7FI",
+	"Hg51iw9H2gI9+ethaAv73XJ3rG8SaYUCoNXMssAgyFaHnPAfmoC+6YjeAKShxgLExQbPNG8C1i394pCd",
+	"44SNJ1IzEU9/Ysg0nOH++UEm0/V0cZ9LszmOPk9YBqCDb9hbXkTCGkHj7yydKNsQDVU3RvElZEyzK6aJ",
+	"zphIINN0lwrHqO1pJjWzaEg2yTuUNFV2ECnlonpp7HhIp+YS/p2ao81AG0HjgsUjwWOaEipoOlUcBvOY",
+	"Cn7CMiUFTblGLujEbBd+zWDMk4zFXDEM7XCLHwFhaHTGB0wpyG4DRAqATQ0yzkQCLLc6oxynDAavzXOA",
+	"Wk0ngzxFWYV7HK0kiIdbjG38sqFkSgXkz7JJ/DFDnBj7ZRHhohPeMqpEML3dZ5q28IhWLBHA2ieRsFjf",
+	"zsZ/MyPjpNrBQWzby5oFp0rNcCVsV4vfDSPTOJfb8Yhq905wBxxV7+ZbzqHNza4K/2XR3GatmhJu6kxr",
+	"m+2/qzazNfZGqPfWsIaqPRy31cSQZ9qu2MCde9rAE35kwz72dfV2dqC6YySV7r1sv2zvXHdclH4F0/aR",
+	"LeU1DN+HGaA45cmdsSdPXGYfdGOGbszQ5WZoe/fuk97KrM+ThAk8YwXDtaqEj8VHBTtgr7PC3U7pNJU0",
+	"uZDyHc2G9rz9VR7Ng8qesITTCwudt9ftrjvgM5arb2ym22IMZwPN2elFYK/IThbtV/P2O7YxlezBoiak",
+	"zBOlfDIZEd5sM2+A1N5DKZMWObQ55u0JmivQXQk9PopkbGCmDi++194lb47eHV0cXZ6efbg4en1x9KbO",
+	"3MOx3dPcG5xQHY8ajxd4KTWwVXREp5rfWDma4kjb8d2RZ3Pa4hla0mkKb8MMg9wwwNGDgbSWKZqHqZXZ",
+	"Prk71UppSBu1slErj6pW9u4+473Ub2Uu8BadFcT6aQbAP1BD+xa7DL6lUH9ja3MWCfWgPkNzxnSe2ZgC",
+	"hldmJLiDXLBFPBgeMOJ4gogAAYYtQiEFg5R49MunCPp0vtxGLfIvmubM+q8kcs5Ly7NhYC2GunKYnvOZ",
+	"53uK7vdSsMcW33f57PXO+OpR9Efw1FdVHfMe/SdA9TbvGgr0pKZpmWxFNXq7NvLtcEAavb1u0MgngGHV",
+	"a3RAgf0XdIx97SjAg33/dTz+r+S2L3bES6Qpb47PX384e3N58eGno/eNXuMv9j+UDvfMkDxI8a+k8We0",
+	"/NEFvVOBwTEVLbyxCL5vi2B3Rb17IhNonml8VStiXZvgm5ZhLNbq6+nFQ1tIj0lQox1rLIJJSmOmsG3K",
+	"6nur7F15BsTewVw4sEWyrsvlirEJJjlCAb0uqkUi2xZRBoyu64qhsc5pmk5dewykAUIReaEVWW47qFEs",
+	"AfEIqdEKaZFI5GkaldzFVigilIM9gmIwQoxBm8Qo0kw0vsLMUwS1rVGdQYIdF4/hTt4zbTCjDZ12k9kY",
+	"wRy9yOeiFB1cXXpX28RWCsDe05jy3VO/VB7KP8Knx42V+vn4KkpwtstnqfdbZL9wZBvluHGX/yzu8reJ",
+	"2n4jVY5SYb3A6w7tgsh5gJ6vLbooiR9QgofdQ9ewvAVndzGm6PtPOq124BtQQtHnwgjbZovYKcJII/aR",
+	"2B6WcruK71Y57B6Gwl211GdilDiWcqLMhL6KE6ZHMlE9Ep0zkVjHMyJbDjcy+qKpurqNeoSSC6qujIFi",
+	"RD4LRXRxeP7T5fnF4cXR5esPJ6fvji6O3kQIIVL66e3h8bujN1GBeYU4qUDKr1UoLA6SDbUG1mChmeYD",
+	"GmtbclBQYGj2GWcCj7PlD6EojgNk9XJXVYmcgesS4Yr5N8sFySdEy1DoGx4z10J+evbhX8dvjs4uL45P",
+	"jj58vABESeHhNIHQgKqr6iz8/OHsp+P3P0aBv/RQGn0pBZR7UKKYwPB6KKIK8WkrgzDR8Xhs9pFm6RTb",
+	"tXzrE6GaSBGzAxL9yLR5E5HrZDLz2AzwBSK+PhdD9yZDsYWLbhvMS+z2C9D0jIyl0IsILdaRb6nB2bVQ",
+	"y1yFghJHboNHICuYWxL1sxC5t4j7MlKhiGmWTR1/mKMgKSgzHFdGYEGxlA2URebP16NcXEUB1LgIQok1",
+	"O+3FiZakfkkSmVXfk12STSyD8ROKHUDmtULKhHT3yEjmZu4tTVooYETWej4gFA62c2X3tiNDuxnxlOF6",
+	"U+RGZlfmoTNGE1U7Fo8JR7XdILYoutsmdgDNFjEypd3aJWPctZ4rZscsLDPh/jO8q8ja92aUamfIdDQH",
+	"/K/tFVFIkK3oisOVUnnDspia5zK7XQWhiAZc0DRyTXwwFXbzolnVBIly6PYeIIobq/WzPk6MSNFkLJUm",
+	"ne5LMsm40LRfbWk0TgWIhHJSy7LPSeM20C61ANP+ug5n2oFFYnWTkzWhsPIhIC4UpQLXWK0C4NZQFhNX",
+	"YJVqPCUxnZjrmf1kBCQ8zEGZQ7IMPjGmV+AwoajJbLSX6xaBQm8zylBMaKaB6SHBFBF8DpBknGI/IxzZ",
+	"hPej6RUTLh4c0zQ1MwKQvQCEaivyXWGYGSaxo8RyrRY5rLAIcSM9QgGT391/Xjv5ZIulipFoe7f7vN2N",
+	"mn5x8wQXpZEBRoOANwg/PTPLZXu32253Inz1oJJ9vx206xbdbIF1SxNOLQaVFc3g6yr+HwaEMp47sNTk",
+	"qSp6q0xxheuPueg5lK+Fwu5XVZZs2N3qlz5co9tu9+CRX7TbEdkyj2eOb5rFDhPhvqXE+pNGzsIvnYhs",
+	"5QKQxu1u9D91I7LVpwm8dTpWAenTBN8uHtGGk2FyzbUHxsrzP+2ZjVIw5MtQUEHYZ66QdJGqK3/oPgwO",
+	"FaJZUP6HV6C/QxEddg+3/4XNe5ENI+gRFcbSgNlvt3b9qHcjssWtadV0gQG4XNvCgTmMZfPI4PvT1FgV",
+	"dIyFnujUt8z6NlonAkV6+f7DxeXbDx/fv7EXETiMop0Sd2woojMjDd8dnxxfXB79z+ujozdH9hzobqlu",
+	"z4DYy398f/ivw+N3hz+8OzKKITr58Obo3eXR2dmHs6hZW51I0/Swe7h2bOGwe2hn8v7hBdfGY5QN1LKV",
+	"Q1DwZdCAQI0j7OkGDXOJbBIbR7rVRl7QkUwqp+Ayc+c0zBpZRs+AFWNMJNUhlMy/2WF0lgyjeloxFJ85",
+	"t5PzGdAlGjrjk+29boV/q9d4NejE3WSXbe/19+n2Xvw82X7JXgy227TT78a7yR7bH+DVbVMFUuc3fjaC",
+	"KZFkKnNitv4VoX0jomHFYM+BTeT8Dd+ahATG2Yd3R5cfz4/OzFysUT/XPfyHkuJsEj9V9AbOEM7xq1sh",
+	"lszZSR49s2g872kMuKMobCwOiZm3/7btSeaf1lDKYcrohCtALsCPrWwSt0COH4uBBM5D45s3eg3apdvO",
+	"q2jJbNioUvaaoRyvtP4KQoUG2EFeRMA7KkouLioSsuXQOeY2BcAOzW2p0sL0Un+FhV3it7KXdDYsrjz3",
+	"CR4V7NciPOY+zq1T4OTGhGJqDA+j1MdEy4ROW43bT+ax6zeJtV5cwux73UbBOm9/lScZq2FxkVel4T8f",
+	"vhi9vMcUVwcNumOtUbtY6V0HlsF0wXB2i3zGJ6nAsdWlrDut/e7uv1FA3UtCoQzCzcE+6x3w/LbRL6jC",
+	"LIMXSL6Ebi+EjV5odkPYCMIGT0KzT0K7McJG70sIs4B/wc/hXdMCVypMdjgD3zv8glOGF8TYgjli3qOE",
+	"g/204TBrc/3tf4cwc8YmXf/pqk5r8cTHj/Gs7uLVW9kDkfbaHGYkysxXsORDs+ZDeKPw82uajkPgvA0b",
+	"ACNhLoQ1DWHD+8zuuz/FlNhNPzcrUEhQnRRQ2Pedk3Lw4ZFn5M4N4eXISlsCZYnbEo01pAnCZaHMqMmw",
+	"HNYEjrZszEhm6HI1ISDo7Hjl4lM+hDEfnTI2ztx1N02ZmzzMo+dh/lS5kcNuabtulczjgNRFjgNiXY5m",
+	"KZFyWlTiLcyl7LRuWJpug4OCB2zHNEtaztdZiAlUBvLCxIk5rz5Z0gxc8LJIdITgEkEgcz7Z0SORUSBR",
+	"gCgD9s4R2cKChD6XEYR91BVPUwVBmCgeUR0R+MaG/6VgAB1RdMYisHUzwGhjId5iOqF9nnJtY2CIPEcc",
+	"MB5BSDogf62C3zUR26gc4fNv7ePZu4BEX/pUscs8S2/rIc5aoXjHr5jl5nDQO4RrIhizORJ7s4NFARkI",
+	"9+2198h8GMfOeyWLhJBOWfJMEQsW5dm8gYirEohCeeHDeu4FhoKqK9UjUafVjsgW4CqZpdBptT1omWIi",
+	"aVaSMPArzZJQbEV+w8E2GNCYqQiASly+oTyRoJLKuTcMebVbu80DIqQfpcxI1G7tRkHltu3Wrl2dUZ6l",
+	"EHqaZGzAsowlFxkVygzELDZ3B/f0zYDcjHg8gnEpT7xuVl7d6LWUPbyRxVHOFBkwHY8s5kuW+Lg0hrvd",
+	"3EJ7bzF1ZACQ9BxSLPby5oxsIR5V9xCb1yh0uz4wWPaggMh1p+rZlxaTecKyU+93nYU1neRq9F5qPrDX",
+	"L5ow/U71YRvbsn0sJrk+kQkWzoDrBBXBjQIw5EOulx1TlmtLuo+X1dRYKXGGoaWxBxNRi/A0UwDG/+XT",
+	"7S3Wwt4BvznSemL+Pq8ceC9gzuoRFbRNBAq0AUeQqzUwQBc0tRC3czPRcp06ULDrZ+w1fnI6Cat54bHn",
+	"dxDc0M36D5hRb/QaRhCcnb5GGNzy/kSMuwqM3kO6VqG24DZYdwiIqPeYQ/hURvGregjdl739563uy5f/",
+	"nm0mpmK6AqZORVKYZ73j4HdsSONp6ZRPS2u3jIzzyh6Uu8sveeHtVA50OYBc36rI6DHV8YgpAmgRdiTN",
+	"jT+x8Sf+SAXM3UMLs2I1dp3Jfv9i5npj36XUF5r1HyH8jkjHqpKjJ4BeTElGhfE1wAofyTxLpySTaZpP",
+	"VIv8kMdXTKtQQNFCyocCOVA/Xry2hRkyIwmdKqwRGPBMaQIAzlwoEplrRkUhCZQV2J+0jNBGQhu5Dzci",
+	"faArFgUXT+AQYwRTtmznPyyT6oBAm44iMTwFYuziRRQQYkCq/QWMzTy1H+zu8+ehcN+af1s+Ua8ix8uL",
+	"YoonTB3YpGrxGxSo5JlQFnKGiQTrOKhHn/GgLlv77V1z0/12t4kOEVT9ZExn01YoXIgYwAERa5YLMlYH",
+	"xsOJmdA8ZQpS8hYuCGuthhkdY8VLKOwjk2Emb0h/Srrt/7LQwxaDxswZF6TT/i/38tlnGmssR1/Wj3bo",
+	"l9YdKILnmmaeKtQuprO3r8nu7u6rg6KCx9YUmBe/Cr6ceeBKnKxg36eabUM/Vg2V9+zgjkSycGhC3qwy",
+	"Ei0fYRy4kcgNT/TogERmSlaaBnAVrqHLa8WQoXttx+7MRwTVg5dS397n2rrdXXsN84xgSWecuYYzpT+q",
+	"pNGDw593XgWYLkXEubFvuXseNCb7bbc7LqD17sXefmsXcjuZXj4ELa+YUB8VSxq9V4Bsa/mvVaO3i8mv",
+	"8jC67efFMNrlYXRrhtFpv+i2ntePo7N4HLsz42ibd6Ll3AV2qxfQFCF34mqTYjeYeYaX3f3KVHLjQV3A",
+	"/e0cOOyqc3rNMINbPOfLoCHBn3Jn7FqY4tJzf2nQ62Gj97LTbe3BtPg3Mnm13+h19vf2Ws9vqw/d6c7O",
+	"Pn46KgYKyE+NXvcBAINuvd/Vh5Ax45lsbM6NzfkHsTnR1iyraWdwVnuaH93oLHgK1UrR5ElKtdGapHRi",
+	"4AO5/lcuIDgW2UhjhPj+rkiZx5RkuQCaAMfc6ApgEXhQt0hkY6iRpXgBeEJbL8cTY1CBKYmBt+LOWqZ4",
+	"/mHxnZDutqEYUcAHzjRLyJRBAWbknkUMI1toXBjWXNk2PLIlM8KFJfZoYq0ztEbDySyJiiJlrojr31qE",
+	"6vy6NPGPpdItdc8vXxol0gAI+bxod7q7e/vPX7xsoKB29hAGiS5HLJ2w7LIvtWdvvjZ247x63uv2Ou3W",
+	"3v7zfxdFJupYGA1RfP6Q60av0wka7hWYW7GUGWu3USpYMiYFFzFbDjPgKj/8TENcpHzv9syt25U7FyiD",
+	"/sYOcTLOGCwl431wQWbxHnrE9asfnh7bnvW1huxomXD73U8rFivlLuzdCyztdOtqox83+vEPoh8Bqbcq",
+	"MksK0n/7FOpRs896e5Kxa85unqKxDcoFy/lJwT5riEqQG5mnCXY5QbG/TFhqaz940eIVin7OU8/ToujY",
+	"SIGEuYyguVTg81oxTVOXwMMLQqLO/XyTcY2wwVj93ysh7aip0mxMJpkcTzRGgny/2FYmU6ZIZHSLJWuC",
+	"54marlEBfRb4qYDcjUe5uFKhyBgQLiR4MPaRyMGAZbarHoMdSvMxUBWhZ0K29kotF6Gg+H3T6H7oBXFU",
+	"SLkyWrlOE5/ie32Nr7nxgEb3SvEnT8gx0SxNoQgUyz/PcqX/ZrUv3Nv8sb3XXb3h3ZYSfI1mdz/Vzo3c",
+	"M+q9XD9rC0DNQzQC9/R/56Ca7W/U9Y3aH1mayv8DO6GM5vOpcGjhwmCvjNl4eV2oveaxIimjGViSZoKx",
+	"OBUXaqPX+F8z+xkjhwlttYAV0KwsuI01gODW00vFaBaPjOIGdqdGrwF7iosHKm4zTLvGVlDc5uiN0t4o",
+	"7UdW2n+quiy720gh0p2h4GHAFhRbzQTm7qQIcvp6BjMUFStQ4cVM6HTq/EdMqGxpzlSZIIgnqLCkHBu/",
+	"0bjC5Ssa3cugE3bC6JVCz/qAUOjLDoWmKbTCOv1N8UIj6I9GMpiZy7m+ccS1WuydluZiXaMKiEgW5a5L",
+	"x7kdXcvpU5lW89hY6AOmD/Skq4m8YmTLPK/5Hdkem4uC71btriG7/d2Pk4XEQ7aZrpheyE9wBW9h0VDM",
+	"b48/lOp8QY4JRuIc4YVsUM5Rvs94Tt3Jq40KFl/Rj7klB4RxKJhTPGFNl22ErlMYvNnCAeFDITMsA1Q2",
+	"oFL3JL9VHqHKNA+0Uu5zZz7J8+kJYjCOBHoVSCAszJHiernZc8VFYldQA+M0VqqtGKl5jVEhY8yVAiR0",
+	"wo3pi8vSB4W2B6mUWcPmR+5Gg3Tslz9jf7MtKuExVJj8cPEaOwn+9h0RGpVX8jq8RpVFvTHYNgbbHyzK",
+	"UlH9Xy8RUVx+50tcUXpL4dzfymzIHG1jWRd7Ultr+CHghzPbUj5gmo+ZRYMA0IaoghcbBSSax5WNmhY5",
+	"yOZqiNJ0egAoKhi6cdoNiuyoRoNMZk4lU23NFw0oFpQIdlPF6GiR91BZTiEaA8gPi6Hiy2N7vETCatrI",
+	"TazFTjd65VFk8YpY7JWXzRUZSsE20ngjjb8Fvlx5+X4Xstziq8+Ih8XCvNbZ/SDq3JsqLlBJwmJZHVKO",
+	"U6XR8eUaytjnCtOeRHA9oc2NzvSdVne7W6r6qVrdezVG94q2dW3Q+MFydh0BuxGsG8H6cDP3uxOTPzK9",
+	"uoy8p8F7dyCsGuI5pXp0PzN5pygEXFLLUz7pWWEeB6VS6YDINGFK26BlLlKmVCgiQBP8KxBLV61pz5QE",
+	"iIQWTixyiDaRQ8Ca0Exzmjo0RiiaLcAoga2NipilKUuMyRznkNacr8b2sGbcFm2vEsj0AeCvHc+MqIoj",
+	"slWe0ua34OWmj0vLXYS6FoLNzOpT2gjqM4cQNBrLa2ZT3ZYvBCNGd6G7LFOTawyuP4PBVK3Lbb+aqcXt",
+	"AHX9AuaQ2SLc2RrcTnd3r7U/U2O7374NFiRPT6TSNt6cUc1IwmKurFq+C/rGhgDnJ+eBgbjukwTi7C5d",
+	"Jx7nHfyNjbKxUf54NgqE5ZzyAsi6igr/3k0WBrTcCy2SMqNXGeC7njYdA2hlRkhC45hNoK9NYe0tNE15",
+	"ngyk4HDNaIiP4+nBbL1xwRJ2xSYAnzlLbRVZCkhkAXGYD4lkVfp2n4c8CEXEAUMY0YfMX55Vy3woSEIA",
+	"ZxiIrKJSEx1WoFpSEihiSdlAE5nrXi0vma2RiuxOAwhfqK0+eX0aCouuC51/feUpy0f0mhEtSZ8RxTTi",
+	"4Vp4ZioIH0OXhXkSfKqI0CS5m0c9kXGO+NNg9FUCCI5f3RKsWRZ3h+JQea94e7WIGB3Z3hdQm9SV2Ekz",
+	"+pkb92Avjcd0WzFzCc0SaFZErbKUIt4oG/Z5kgI0pIVBqO/6grmrmHHWclquFPEBj+3pt0FjTD9bzbvr",
+	"E5jAzI9EKkgnhtnYb08h9yQs7p82VG1PStV2+0AqNVixd0aVKgJ9Y7NtbLY/SPoUl/9TkJ/V2lUl8bhC",
+	"41aNeg6IYDc+ItGqjZ/85G/yxEGTJ4hK9KcaWn/3XraDBlaag+pckd0U0gNXYnlywHW4099a4+Q7Km3x",
+	"720dP9qvjI1Q3gjlhwtlvwa/Hy/aD4m8cWu9UiE8ltn0oTSVtV0+hwkUdAC7hMzICc2uEnkj/JYz7omu",
+	"E9ctcgzVdHGuQ8GFlrZnBuIA0FjSCdrtdpl7RApixjbM6GRE+mbiqfFjDixsRyjAL4QOIyTxMzffd9e1",
+	"tcspu6bFsFyCdyiJGQNWu2AjUFFR7J7lmQIaixaJzONawhRLVmPGav4fCpDOZAvKPL3eAbIWRfoy4UzZ",
+	"kXXJCf+hWQDBdMzZFR+T7LfJyQ/QgYw+/9Zee5ccvz//+Pbt8evjo/cXl//8+OHikPTZVIqk2QrFShU2",
+	"6I7eXwUeJ2w8kZqJePoTmz6MSLOqaHxc+P9H3jKmADQyowkgzChN2q3Of7Ua6ysLfOC1Gow69/Qrv75u",
+	"frAqdSLjLgfHBpXcEt0o040y/RYlSfXqt72C+q3KrWPxUbFv2EjUXXfAZyxX7BvjeSRJja1RZ2osd+12",
+	"vvg/76iCxXov6PpxJoWrf0XxWldVuqCmtKzxHrGgdLm8vrd8Pr6zUNTPyKZIdCORvzuJ/I0rRFcTUw/J",
+	"JEJWZEL1qLDJSlKtMWtjLmjier53Zw9XrSwtmsvvFp6YesOecFfrCsX6ERZPWP5C76ht3/CEAZ5lcyXx",
+	"iq0KH7HyZWZClzYtLp6htToHHy3IljxCxf+JfTErVPv/Xd6QMRXTAkbihmWM2FFsxPlGnH8LcY7C8buQ",
+	"5ShYiJUsNdL7zvxAke0uJwUOLF/0bxb518Vxum34NxTlQBEc1S+qRrf6U8LGfZYkXAwVuRmZPVsKcgGt",
+	"OpZ1jhCrZhwQ4M3tT8kgT9NtCJdlVFwhc7uXwo7tgepQmO9K4ydSpNOCsGRGTC8qE3Wy6CuUhn6V5vQz",
+	"Kq7MLNrXEzMM5NmOasKF0owCmm5/ShKqWesePdXffVN1tTr6zmaPz4314k93gtR4MJmZYs5T4DZRRI1k",
+	"ph0RSuspSjQfL6GEsmS9qkzcUxv1vFHPD08mfUfK1tZjeo3xFdJH51pmENyp+iYgV3reTXmmsKvA60mu",
+	"yJBfMxGEAvRqoQ3L6RTIH3n9Wc2ihGJJGoWskUWxk/MtUyjLpC8Gy+bQxB4G12ae+OulVNZTjU+j56Cn",
+	"8fHm+QGaasUkDe6njYraqKjvxIPc5Ge+hgq3heZeKa2WlnE6cucLio0VUzJSMCdnVs/B+KE9YgLmDkH+",
+	"hBkYa7Zs8i8bcbsJ2JWSL4sF0CMnXJzAevpsS9GA/uhOEDSI2CI6V5Fm7MlstoXsmcKO8lbRNueq1EIB",
+	"ANkRot1FwEgLvpHHznbeU0DUiGYzACgOpTcUP0NgNLTUp2HD9bQX7ezcDHaOkN2StiN1VzoNRcqvGIlO",
+	"P5xfkMXzuYNnRXUOVol8+pv5V/DCuTiTcrxoY7gjZ3Csj/GkW0ciy5I1L3DuTrv9XpC04QxYA6s/ijn4",
+	"Hg8wScueDvpeO7DOtnE6Z4eVQNPSaqPCmX1jzrgNGgPK09VfDp77Fs9Z/cGAdgTPbSwjMnU7nGz94/zD",
+	"+yZsY+q2FgZB7I4BKMos3xgdv1ejo9vurrD1VlteZ/lS0COU6X0aXw0zYyJYmQ6rC/E6iJqKeJRJIfMC",
+	"9uqGcs2SUOgbHjMCFO9vLk/PPvzr+M3R2eXF8cnRh48XQNzAtSJZLjBkd5YL1/g6lOAntEIRvZP4ZBEU",
+	"UStPXFBau+6Q+oweXL9EaVwokywXaudLlovj5LZVSezMcR5u9scfyyg/Ftc05d5MuL9hvoK3/0OeDJk+",
+	"+hwzljypPb924OTE4bGJQcpjvQma3OWzmLNWGOqJTFj5lBWmFMz9j4JeU57Sfspm/CNj05LCqF0Vw3/G",
+	"XH4SL8T4CH2ZTAlVpDzMg5LpT7OMXzNlDplzAFSLHNF4FAp0BzigXUQ86ZEwb7d3YwH/sIikXDCy1QlI",
+	"NyC7AWm1WoQLAqBQTeTcixKqqTvPaEJ7qnEqBPpGlPRTKq7gYgjZhcUZcPPAMflSMUXynAAI8QCVMEJW",
+	"oOKpnilPr3ycRAckgjMi+1QW+WuQ0SE25mCOKhTWGbIjJ1tYUaKlTC9jmqaWLQg+Z0zlqfZXRHgwKVMV",
+	"iiwXSCUknOdkZ0AKFtmLljuVeGIROxDPqUlkFgrkf7bXJ+BOgtsHi6VFDknUIxOgAYzl2FUMuzeXTUln",
+	"PxSKxdKciGR/RvVzMWyRtwhMpsjASCQ3r8XVPd5vxkIhs4QLmk2JMV4JDIr4rdGCbh6/lEoYIxOz2qRw",
+	"SMeW9gowLACDAcFRwJagN3QaCn+u0nICvBFcG/tAES3BFmEicRkZmxABqqcWubiR2DqmQnHF2ATwVPpU",
+	"mOlO7MgA0NjxOJrHvWZZD94KjENIN6wRVaEYyDSVNyyxBFaswHTTfMxkrslWtMB0ipoIVyIFCwWQZbsV",
+	"MqFKkT1ywn8IbJMcoMdYFDnzGQwocsZUPga0OFx9Px5dhGKJ+Pji1/mt87xxmb6jSm+Dk7J9/CYKQoFk",
+	"3mLqGCYP3FzbOxm/fuVb4bDrnXwYxXfh5lsk1PW89Dd40tf10f8E3rDVN0tDTXJA8CJwPSL7v7J40+S9",
+	"Mfg3Bv/G4K8x+B/Xeg+Ij+vew46f144PsOnvLtM98VihS2uxJsoHG701pC3tjdI8Tb1ZtFWymAkA1KlQ",
+	"WPvaCukhvTaWCZj0GA4Cvq8SUbY5rVe1mYzlHApjwQbkxtz5xrgalFdMOTBAqpC7BZumS0OAiWeJmaw1",
+	"jeMCXK7EX8AB/kIdj+P3sXey7kEoBikd9hyGL/CIlmeHphmjydQY1xPo3CDxiIoh2qgjpB1NQuFKhYqh",
+	"A3RYdAA6zljfzr7zR2LqBfDrWuTQ+RxoKrqJNHbZhCVkK86oGrGkSWYwhM1D4R9UkRTK27eMkeyiynaO",
+	"zi/Ojg5PLt99OL+IrO0OE+Z4QWYGHwoYXG1lHDxFYdM9Tqp/ZbzbGzQjzSiLhP/98FsdaLN9lrvKAXx+",
+	"zL8TmZERTXD6mwfFoqtfaMSss439sqki+DZVBLDGv4syAqOLnIx9qHotPKSFzULW6wYI2hn1V6PoyLye",
+	"CwU3chIQRs22hhBO1afGtIcN9RQRtZRfM5ILzVOrQ1FVyYxUgjoBmXXIW+Rny405eyOITllqaxTxHLOK",
+	"dMoSvI59AoCLFRi9AYhYQjVJGVWa7IdizEUOrff+sXDIIMwOisICG+9LlGPmxkicjT6F4rDIX66kt2bu",
+	"VFLlXJDnbeL4FkV1ipDBLmFVTVannzBqYv3POzBWzfLgiStMB/oXvBsEqzAOlLGY8Ws3JzjTPi4Gk8cL",
+	"LHwUIkUFS+XlVZJXXgc2Ol0YpjYbptFr/D+/tLdfffrSCV7d/v8b92lPujN+kMEMrRkGOLMnPWocAMf3",
+	"TLk9ivNZmbTKnlIattRGiW6U6GM053w/KtGGep2CqteKwddxIWuVr3HoVoLsNAeugtEJgzvLvwpR8x0H",
+	"nuXiHPDO3/JUs2zVU6B/pHTKAqZlcIUdw/IsOVVd9+pMA+gyeuDH6V1duQplnUbK+nWwkdobqf1H4ZxF",
+	"wH8rwpy4ho+PjppcroFaKoWzXKDrQKIbyrUDQPDhrxFLE+uQWNlkvh1wQVPMNdtklbqkyCABVWR4LeKS",
+	"yBOqFEusYcY9bba5GPhQoeC1mAU/MiPw77LJz+1dtIQ8tc+8mstrCclf840kgrEEMryTSSavabpInpqr",
+	"zEpRPs7HyHA05gI/FNXiXGg2NEL9qeXpnRGnfMNguBGajyA0z/Lvh7gQRcBjycuVTLXlVD9l4brjhIl6",
+	"0oxNeUyLMjZvWMwTD++lpUwhf0IomRPSIBsxhWOEnTIyMyBchEIK4zbDG2yRQycrWYKXAtMUEy40GyI0",
+	"seU3hA78UGxBvCPmYoh1SjJh6TPVtIg3Rf0Sfn9AKEmY4O76HHIkUAblMzhwKAHu8+hL2IAYT9jokbCB",
+	"Z4aNgISNjFElBX6PhWL4DSipZ0IS+xGG+QwLyMLGrQ/iYU0WJn9AccAzYb1yD2No1ZxQlouARDYBZrXe",
+	"bznLWRLZoimui8k1jloqNYS/xlwpLoYBycWVkDdmiERIkkoxZJkrtSKRmRCLbrDXbhNBx1wMgbMJOfFU",
+	"dFB5C5h7yhhUQlFh6x9gYPDQMPmhiOwbdemmoHR1Ulz8F/6pVVy8RQ5hVsylzSqZW1A9std+RaKzj+8v",
+	"33+4uPz58Pji+P2PUT2hu1mmh37brFujsyJTi73+oze/PKauDshQmmnf8A5vtPa3yfLM6vlVqk3wnJ9R",
+	"Tn3DWpNvBXqM8tPI1TdMTMmFUbSvaZrWeHV3mw9fodpjFdvhsFBeRpHV2gt9FssxU0Yz2Tx4RKgmUsTs",
+	"gFCjFKwyhHyXgvoRo/4q1RyuDrd8EZvLKaqOAzwPk+M2+WNT47Pcylsld3VMp6FAq0bRaaGcm8aSwXoF",
+	"q7kXlymgsbnx4TbaYKMNVtUGb7ngavStsU6wVqrWWbxbDK9QFZDlopR3rOt4CXzPhs1821oBI5TM5YO5",
+	"3HxmC/YtnSpWv9lbQAIeahCyXIRiTBNADHWkrFvl6kNfphAQZJuUGeEC3ZaizzMgr4FWFuvSjJUfkJPX",
+	"pwE57B4+UyQqddhHTVtiUKnk834NVwTVhY3ppfyaBdhag9hX4H3aWQmFL2ggc/UMzrOo9Ds4LwamYIuG",
+	"YpJSPZDZ+JkCf8Y3X2BFgLxmGem0ia9QGMqmq1ALQD9BjBHLCMvtNOj4TdJps1xhAV/D302b3O/nPNW2",
+	"CaJcplWvSGz6++7A5Z+zmOC+zQiP2k5Q2ssbZbtRtn+cgCmue1Qa31fU1GzPJLdC4M6qAH80JqRkmpTQ",
+	"ugfciF8p2LYcDJQRh1MAy2YJ2YoE+6zPcnGoIyLyNG3a7FUJRX++tuDcj+33x/+5FiAm1Y2emZV6aMzO",
+	"q4vO81672+t0Wt32y38Dgia8mjZ5Sf5C/kI62/uNOfJmQF1T8cjeetDu78XPk5esPegO90bPf315NW4E",
+	"DaPfcMXaEZgv4EWVwTnbF+0XFpxzr9P9d8MfBk+Y5ZZcR/+2f/Ni+op24l22P3zx66txR0wKxXciEXYz",
+	"4UOz84OGXxTle+0W92q32+ZeCJfkBqhpZtdpPKI4xduddrvT3d3bf/7i5au2WS3WMmn0GpqlbJhRAPmx",
+	"4KDnsC/5f7CKMc6mE0hD3qiK0k8oNA4P+DUj/TxNmSYTya1q0nzM/oMU3Ed5Jids5weWpdxsbk+uv/wV",
+	"esxRt6e+I7xtt/HWKRTxomGjuTea+49UH1LWQk5xF989BeD2aa5LeHJECmiyl/FVjxjvisYjkuQMWtfN",
+	"zouMNojIVsZognkgJ52ipnXMYmDPiKivJBmWvBjluFKpInwQioJvKGEDmqeaRG5zR03olAHv2jicooRl",
+	"B23AxmmUg1AgKnPpxMAzwpX7b4zBAB4x1ZWaugOXFkNhXwa2o6mSmAIEVgmqyYWV8MToAwgAcxXLDBu8",
+	"BEtDoUeZzIejCkZfX+oWOSqhORQzCc32VEdkC9Kje+12KFwqDo5oHuDvKWfKevRkkOs8Y4FnKaFkymhG",
+	"qNl0xp0278SMhOoCVYF9NgvMXuA/MAjzro3m2UJvU8ZXivyajydkILMbmiXNUBg7C1htzSEC8AjBxSb+",
+	"4geFLz6ik4lx/xEeCk4NhVkQFU7bQnoXEOxBYcrBldC8o4onbDE6O2ahv5DfcqlpQHLFEnIbrYfW7jbX",
+	"N8Vrr7WwFtkx37dJsrba/05h479TK7nyRWGmrmXztv+0Nu9DTdQ7ofbtcQGKJqOAQGQ6BbqxVjfW6rdI",
+	"6mxw978V7n7JvKgz55dHyXa+uD9XxN/XJRl0YA1krgnkjRzw5urA/KWxPyqX5hwVS7eqjVbRkg8W5Stw",
+	"cZYl+gbQfyPBv6UEd8v2e4L0v0O2LaDi/CBKu6rM7rXIaAIPeSRv4BcwHI2/ecNETZPgj0w/utTaBNc3",
+	"wfXv1dHYqKONOnp4+Pu7Ui4/Mn23ZnmyFPa5N7hthkzHo3kddgYNLsxVeI37LFNkkjEMVWOEFYCTtzTU",
+	"NMkBmfEHDkJBxZRIPcJ2klIDBtfNAxIZCRmROGU0UyQyYjcKfPwb0cNcvLpFzpnGhhGqIxvBz6QohSNk",
+	"5sLN8KuNtQahUDdcxyME3yflvDn0nY8nuWYJoo1Zrgm4SoDR/XLwH6unUG9FFu2sh/VjQt4EREkCvyJU",
+	"mhtZKPDaGGUWNjJups9cWIHzwpUCtF6eMpJwBXdokRN6BZfCCLWvBACrAa8Zy1xoRbS8oRm2EUGceGE4",
+	"edW48UfQChUz455hX6/moQ1nbSWBA3kqapfvxQSCufm92UB489+/tdPtXLRf9Trd3p4x4Z5/Y2unhDuF",
+	"g92YPxvz57vxxv9UHVCoe+4X3pwwkSwsAPx5ZHPNZfIrzow1UmSvbakS+XjxGsQd8B9IoUeBNSjMoVqR",
+	"PsA1K7IVKbSQVAu/ig5IlJpF+VElWCMI5k0ocqGYbtpQBFg8UAFxw0Uib4ix8LRy5BJDYEGgiE8XCqMs",
+	"+1SxZ9AaYCWytQ0ChwHoWrMd5F08YvGVMmYMDozY4UOt95SofIwDcHCg8kZUm6lUQKgyxiRNp5rHiiSy",
+	"Rc4YTYiK5YQtgNQAi/gcXsSjBXcpWD9uVhu9fbgy06qqUboX7XY1KGAWBJ7Sbu11O7u3QQNeZvVyVqXO",
+	"XrG73e4suWKn22q/fNExLgPLPiqWvaE8nRlou7V//+q1Yibv0mK+rNUcvNFcv1vN9YcuQkN8IicZnEx/",
+	"XaqWegKkIiC+WVoSDkdU1AKEiHWeCXIj8zQhcjCwpiGARfRA/mPraihGVCSp8dG38Btle40i+0NkuYlG",
+	"Wk+MI2v+VeTj2Tsk4nHMPCCJT16f2r4vKOLyimUcT1r4vYqgEt34szdky3gLxllHRAo8ArEnLi/xO3N1",
+	"S2cUWCagESPRf7OU/4dKtTNJ8yEX2+N4EiHe0n/DJCSVH/BvBPYGz6np0TOgdWmbW4KhgPSnUGHGoFDM",
+	"zCDMnfLFZM/3yFZ/Cui0loMJm9IgWKHICNBtIziJJQ5DAqmeyrNjplRdscRMQ6lGLKZCSE36wJdEjbFg",
+	"juQOulXZfl6L1YE/DfhnlpAbmSXKvFggYOIQMAhFnLGECc1pGhCaJBlTiiDJkEyvWdb0pYC4hoy6TtlA",
+	"E5nrwDbphQKmgWvF0gFJGb3G0M7YHNQiYJI40hEPe84V0gaZKaDCQ4PIzOPNIwStOQd4e8iAcruIzfLg",
+	"YnjgrwqI8oCR291/XhrpFZtocxT00uGa5WKSa4LqxwwCbvB8j/zEfwgFgqcQ+26wDBJWLZojCvKYsCLL",
+	"M35ASjvOGBMZA4IhLUnHXLfOiPBwjBeweR/LisARgUzBFYDYhoLFlhegtMAyNoCSvypJlFH/8LvxoTMa",
+	"X7EMQnlFt0RVvLyT8orkE5jkK2asKx6zwssfMn3pvrLT6tIyZRn4pTEx3nSmOU6Amo77Mq0nnCyCNL+4",
+	"4z75NjuEbAGfGqpaG70GyqwauMhzRrMYC00TGati0ObT5aWCn9cbN8Kg1Q57foBumu3N/YDH8QRF/QNM",
+	"KlhWq5pUsGE2JtUmGPBHagVwgtUZYbAtHm59xSOqd+Ki/xtkQG1nwAVNr6DwnQpbw88F+TBh4vD4mZrr",
+	"IydqRCdMBaCAQKkyu3sh+E/F1J5Lzt/8ZNQkFNB/PDYGAcmNZtI9QKmCRu3oi3GlL/MsLfC5zDfGKLPs",
+	"I9ACf8Wm7ucrNm2RCKw/Y8+FQvveav8A1is3jrNRuoTGkCUgW9GPRxdkB0525htcYNw8IFRgmsYebE4b",
+	"WsbEvfaeveWlkPoSGBGj0igEjqIKG2bPTjz9IYRtoREiKlgdla24v3FfOYxOPG4LLEFFB0xPLzlYQAPO",
+	"sqhJFINwA/UYm67FolcxoLEhIhQV0n8Lzka1eSN+wKDGP6O5VIEcsH0TroUjV5CyKZh3bPTjmSKMZiln",
+	"mXsWtG74UJgxtELhiAu4XnCefWpsllCKK02FjiqXw6kuxmrHwD5jMqraBCJkpQWEbBmrEhJGobBBJjdR",
+	"RWjFXFIBl6ajgGh5gp/Iz04oytMDdAxughLJVNO/dncDeSPQaQnMnshorMHMTJwdOJmk0x6J1FRpNoas",
+	"W8JwZ9kZAevQTYXZgGLbzAGx5heg6NgmWmUsLgCRG3CWJipAPlKFF8LYFK52TGuaHeO3vH0tONk0jtkE",
+	"soPGvrZvskSc9EyRCP2UbftrRFARWLpvkBH2J59ERRcBX9gN2t0I/memztnrbiChSFic0sxa6z33LIEj",
+	"XR1JHrOIbNm1wDNoIs5INMgFOoIwne4TsrQGADBkJER66blbVVT4U24O3aBDsRVpNgbzOM8Y3n5yOTF/",
+	"jOnnS8TEcJ8K0et/CEWEyeOYXU6YoKmemqMH8Jginpa/hOSr0hKurphZeKGIUjnk+rLPKdwmlcNJJvvK",
+	"jaT8Ga1qLoaXbDCQGWZxr1nWl4rradQMgBCWbitmJkEbJ4IL/+bBHWyRY8etanxj9CArgqHnqUBCMeJm",
+	"102DYh8F5Ib1R1Je4Y6CQJwq7UAXA7WQi3aXVAQPnOM9u1gKjAjHUxLTiRlNp437DEVm2ECfLGw4zKiq",
+	"VJ7HcYG+ssioqFbxwlrxKBdXkaOV7JWoTZxHGiUs1bSVSehCgweASAWEfu2PdltGBYNwUGTvfNwY+tYA",
+	"eWUA2DqX+OaiA5uIxye6lOi0tSx+zGUO0C0gubOcEUpgzJb3jI0nekoi3Bd2z1sNAWchcy3uM6usUd5x",
+	"fQDiVTgi5l/efHh/9ClaiUnYYUCHYoZJ+BBc4jwrJ/bKHMIYGgAuXHvbMvjnl1ardXvrqF7MowhJIjcw",
+	"8/LxsVrQp+w2m9NpZtkaEYVff1RGPG3hiGeo51xBQp6JAEWt0myiPGIPkHhlcjzR/h5YnjG/012ywN/i",
+	"mfJ5BGP9saTg0Lmh0yAUfalHpI2vnGuzLCAJRKRIp+Cyapq2SMQRJBQWbDyepNv+3YbC7V2eYGQl+p9t",
+	"a6wC/hDK5GaLgCGKitlJfGOHkfKUk9CRriHkqvEJ8a9YJvYvsDzDBrklt1GB9np4CtdTwJlQoX7G0Y3p",
+	"FXM9nVsRupIRiaQRfdwK3wJK1RgZsDkAgsi/isA48lra/sMFHMsHZEKVZZA2pqYL6OwbWw4lwaWFAdoB",
+	"ADkjfhNY4bZCx2O/AodhKGxpvWuKLVEvk+WYU1Fgt1wo/FmtVssRMTcdMpJG3sMCSHbCMiXN+nVgrUQK",
+	"cw1VYP4qtE9fkYgjQeqlnerSwzng4ksXkoh87ynXZIuWqRNLtmGZChCItt0ESBEzUMo8YdCH6qxZ29OJ",
+	"oqTKaEH6uZqSXCQoAAqBH2XMiNnIDIJqNpze+UCw54orX5orz740l0K8oUuaQo1vU7g2jYdQSAMWl/nj",
+	"mqY5K7EWouvmr4SJz0SSqcyJHnFxRWjfGI/lfCcQVeq/QSEtIDcZwxKiW2AkrVKfA46moyldYVgXLDW2",
+	"JaHkV3kFBRf3vrW7sYtDVTUYIJqUlZiPGsGd8IaXne4uBg1WpGusvMinLJWyOhVmr6KwIYgmJ4DPlbDP",
+	"jV47cHNduQMEtPAFkxSMo5imY6JlQqelaffODyJx2RKrRq/z4vnui84rYHiBWimvCnYHXfoq7iQv2PP+",
+	"Pt2Ld/td2knarLHWq7NhP7xuySaCiiD/LDMKD9kSKsqx0et4KJHiq/32fd8phiaXAI41eg1vO/AkbPTC",
+	"2akJG0Fon8//PGf1wUF2tsPKdIc4jXDqXROJV8GlEpq1EuKqCM2yCBtgH4aN3pcQXjde0r1wPBeXC/wS",
+	"Nm6DsLrYQsyT3366Nfr19/jc5Qd8TdNx6w/4lHUPFIKUCBvf/UN9CkLc8fi+Kps7xN0dzkuCsNHrBmFl",
+	"28PB3dvS46LtDlr5PqJgOd5fMSSy9Y/zD+8RrQQmagGWZ8XR8i7VJs3wO0wzBI1qKOquS0DIPDm2B6+e",
+	"pUDH6R65CjxxPmPRXfmeUD529DlmLFmj9hFPXr8CEs87MVJk7eZyPLdcU/JDrqYr11Di6fetpHQT/YB6",
+	"SrzEffM+ePZM9sec211r1ksnrjxnsKo/CnpNeUr7WLm9v/rbPsvFKXrC9b3uMxkhsoWnbZtLUs37KWuW",
+	"0lmnmdQylqmrEx3Hk8WpqENRTvxvwQyQ1xjqJ+5KgXVXzaORv19cnBKdUaHMa25CmYTNEMwkfyA9dfzm",
+	"CEIMCVNXwDTtrC4F+SmoVMGIAzr0liXGBcR9vgNnzHr1ZszPFDHaZvvs9LXLkIXCpsiIy5D1sEKfUHxM",
+	"i/sLhbAc6pAqcRSb9AoFJX1GM+M3G4WKQyqKb5SmmqVMKbIlJIlO4sn2OVOKS7F9nEQHhIppKFwdqguC",
+	"IJ00PFWV5d8y/sw4QRGGBUsJm+gQ8gIRGedKYw0RxLDmT3VNTLO2e+TD/P71EUdG0MKsaC8UUcqVvsSX",
+	"4SgAqvk51SM8CWAIAcG4U4DJhFMbfQtCAZ+bdiiKieTS+mYR2YpszAbC6OyzNv9iJudvRS/W36ppNZxR",
+	"RP/2aShjXegsj3WescRnZQALu6ASD4BSB9ePTXSNmabGMrI4ahBpr4TBNb1iquibLgXbbVDdZ5EOqlRE",
+	"AI2Wi3K4LBQL4mUW39uvEAwxIVmSXRZcgTgyz4B822cf31+eHr1/c/z+xyioD5sVzErlqFkoVgmbOWyL",
+	"2bgYxp5sPIzMh8P8QHHcELMU0eGpeeTDd5dnR//8eHx29CYqteK5KHWJngpnwLzpmiko8o7m4zOFBORQ",
+	"oO7SuIf4xFdsGoqxha11uT6zWuDRD8jMchQrYZrRND2JJw9pSuMJgHuaX7JJ3Og1uq12I2iMmR5JcwsY",
+	"6I6ZCweZBnawJ4qq7xcb/We6e/Xyczt7Pt0T3d/2xy9uXunOdb/hm5v+ztJUGo1ka5jKT78G8vc/lBRn",
+	"k/jEn/j4oZ4FM4TLoXKpX774p+NmUWTs/xSA6vDL7SeIg1nZ8LoYgxcMjV5jrIaLpzAu1d5VbnT7sEmb",
+	"96C8HnO3CwC/7+T16cYn+p2WXnXR6pwlAhJS84HdAbaY1to1jv7Amig3FMwoKAQ4IEJC1/NmWWwq8las",
+	"yPtT9cwZ0/4ca2aXuEFQgra0GaJwYIaOiMYm6/HkoFKnB06HcQFmqvKaQQVRH02PNHV0Xj2fVC6XrBEt",
+	"QwFFelS5KreARPJGsOSyP7V1Fd4OR9s7sjHIqJrfg2+NgOGCfBT8sysTOPBwB5V+D7gUtGmEgiYJh1P9",
+	"U8obgXaUh7sd0WtGtmyRoSIqj0dupkLxM+t/PCYKUYWeKPe9qGr+BN/w41TM//JlSQpohbSONbYuMmr8",
+	"enLos0uljA9miYKGe8tQkj5GCHl/kJn81cFfS4GMd9xl5Grqu2c8OvMCcY1vVMsfuX9uQTT0GwXn5kuz",
+	"cQuvG+CCk3agmWS5gIdDiIY4FhfGtY1ZUBbOKM4tfQNLmj3cH4mRWr7bC29ksb1dAQEOXA6wK6hUhjTJ",
+	"+ymPQ4H3Nrs5MD409JZQjVVLZ0eHb06OoEhbNYuQFIo4CU1MkQ8iHL8+Oo/IgKcMW5T0iI3R952kUyQ1",
+	"w8pO8yjI3BKKWCqtSJvkAgJXEMIA1aOA+xlOOHcddzDU6IB8SFM6tlez3UuWCQaqpHxHnRunmxkc0fJe",
+	"aS+wT/G1PT53C/RzgUPpsvFxSvOEbY8ov8q39wANReYajtqHbDq8MyOFAWt+wuNy8w28f47tQvba7VZ3",
+	"v7j8cKK391vPtzXLMlq6drdybSy8qr3w/Tt7ipm8i+zDbwPld8BG5P+pWqa/ae8NJhj8nvctOGiPWIFe",
+	"kQT3aaE5cxeAqP7y/hkQxJYhw+zkSmH++ZufLGEuNglBiw3EtCFlAC03z7yXUKpvnem8gZ7XmdYbuAbP",
+	"lnXf4AEz/Tek3H5jrf5F/TeoF2yMgc+VgYbC14EWleW2IHdZebkLg4diq+xKVELocH/bb7G4ljxw+Bwq",
+	"IK5oEqO14zzVXFN1VZQpznTJtMjPGdcsFE7JhCICwYxd5wRbLFFPC3Yz0wgEtJQUfRs5KOhEQYGQ6AvJ",
+	"ZMoCn1S4jWybsM8ylG4BLUNw60vkYIHGELIVoQqofMlFpdEGbtc8wIVZ7lcyP9Q2K7l+FUxlFB0rdujm",
+	"3VwxEnGB4U9sxgAPjCYJS0ol4b5jCS5oTBQ5nugW+YDgeWYAMvMPbNwy9ORKmHqwFjUb+7Jj2ybUI9Ek",
+	"Y9dc5urSLcBL4/ea37nIme1Icb8ZE2e2b8i3FZV/CAiwuZhfjWuKTduwI3Gumwd4QNHNRRY0c6Us1qqa",
+	"Yqq530znFqTQpJhr0sO7oljwixBWkqtMvxnJ1E/PkiYqaJOa6aJqYYeLW01FMTyp9MeAPZjxxI7D1/tW",
+	"rLsIMjqQ/3ST3yplxMiWRSsIRee5W98TyjPVNGME1ljoaIpHkiWudQ6G7hALXHV8IXYc36zFGLA4BZCt",
+	"CfyKSMxic/YqLNIbmiXWzq7OE09Ts4+siLLlRHbbKJC4or4brNr4Vd/UNNOvFQrbsDXXrTWidhGjj1CK",
+	"kEgh82xxN1fRQ3dnI9cYMn939Q35R8XGmyJx5zOD5oslJf0Lc5TVmn4zu3XV/MhPf0c5fwGUf7ggx1hX",
+	"fE8W1N4vrbA3twCoIgtUZRENVKWWIPCAop7EORRaSpv23Wt3QYjmgwGPORP6ElAuobwfr3rJbFGQpcXC",
+	"TgshQ5Hlwu2M4uKuQwr6q2zK13qdcEPMpIciQvbniGzZfh7bmqBSaawcpY1fJQekz8xvFquheeCyvbYj",
+	"CbO9hWX2xf15nNxGpQ4uLA1YtXsrQPfW2B0RfNMjFmplOmEWaoWkXGBilrqmJjzGeG2VY2CglAwzeQOd",
+	"k5HCvjx2KXKz5aIe8Zn7lo91bt3MTCwGNEUpzd+yU9gMShfg4nKSyWHGlKrUBLSsWAU1BioyKp9m1d+l",
+	"0d7u55qzjVRvQSFqBFka14K2+Fgp2OIb4a+LRmnPxb6x0gVcy6xtYi49uvstQsha/wtm4EvtRJa9GYKz",
+	"WHPABUmlWRFK0CtjYip2ULf/ZvtBEPeNV/tr3M4O/GFDCRaUaC5oeQtFbc8bmWl5OyrYzUFHFZTlVpnY",
+	"uqCkt3Rr/A33w19xOyAluG1Yb5E1294Wt8E4/+RBDTDFBqi0m5S/tij3GKz4pTZ/Pt+GYrPohTmLFGz3",
+	"b06ZbzMJarp37CjXbNdZoz1n5WCKeztP1dWiSi0diytmPV27G85rf8b6j7JKM4eV57MCt1Qyj4mZXtiY",
+	"O6YRhI0Z4W1r892hWNRui+7Nl/ZlzRbcF8ebS6JKNN+XpHfYwNr22QHPSeKlQ58/uv4h9oIQgoqXduxY",
+	"M1IM3YrlUjuCE+R1LQpF70XdE/hFsXzS/VH1I375iNNeupeZ9Ma6C29564D3EUqNA0ZX2DaBTfPApnlg",
+	"0zywaR7YNA88oHngzMvYtZKq9ebxqlx5hY+tpI35ECFJKsWQZfWhn1Bg7OfA11C7IEk5EvZM+aiP0nRq",
+	"Q8CL04w4qIq9/aAsI7M2W4k/qqRV+92rl9ne+Ll4OWn/1lV7+vn1Tbngw5eTrm3AWVa9OxUpV8SOcaMR",
+	"/4SFHE+vXNyCXBvO76nrRyx33j3EXbC4YMTvK4DCw1D2DdmipZghAPByRVzYzgejKvEmJLzHmMWCkEg5",
+	"2BkKC0GPIZ4yGFpkQzYBiWIqYpZC/EZmJCpFeZqtanzvry70uNy2huwG6o1Q+JnES9hwNFYqY0QlAjAh",
+	"LoaX8DkiW76MGUofMRSJ8HPNgKT8mhVTkOUCGO5jVhlWxkqK4opNdCi2iliOvTGcIJImYvmbczIGVRRF",
+	"HbVN5WS5aIXicA5osFBQMoM3CFSuN/PJjMCiEYYiKgMR3kkEUFI5M6CSsw14EG0tK81ny19SCxAvGj0L",
+	"KVv0daCrVdYsNq/tuX5saKcvZcooIDzULfq5MGyFBQdRoUql6hmLGb82irsEM5UxlY9L72vxoMsrqDL4",
+	"Mf3Mx/m40eu03X9BY8wFftkuBao0G7IMYTv+IFGZp3CyZ73rjR/9p+sseHRH+PdvNvzI9P1shvWggs+8",
+	"D2XRguv9qx1U6VD3dP/rBwuKpl7DxdWssoEUrVH88DM5y4UDBS21KVdy+r2y7REgND9PU1Kxeayqh5Ij",
+	"gTkeBiUWE4U5PC6IT+c0K5VKCIYmoFrFpUqtAWYMm+UuHz7Go7h830YnLJXiGwG9cev+TG6dE0qPGcXa",
+	"wdymLRX/crf790zZQjNbYSfYTam/y9d/IjmNcZNCsRVBac5fqYqx4qrcE9YMLEtaRACJGdnYfZaaQzVe",
+	"hE4V1LJgGVaputG4LKVCwVWq7b2KMBc5hme/wze58IWmblSIsUqHDHFkrX2/yLivtenfMTHUo0av030J",
+	"5rz/HMxTY8wO6O/yhoypmLrSOqxUW3R7mOF6f6hrXImSf1FyLDo1jsXcQCLzMSJb5YUQlEuJobo0Mi9/",
+	"0ehgeaycTzuXmf4AZzzQzal2uN2/HoAX/fOLIp+X7RlQy8BmFoF6xqlIfwMPSfApaMCEXq56jxFVl2OZ",
+	"Me/nGkd15bPv2Wnnt5Nm40Wtdoe4V9wGKkTIRotv3Kw/lZsFzR9eiYMKIqCDvqrPlYs79H0usIcPis0q",
+	"nRUe06os8lv1itbcZt3BnoLou5tH3+2Pu58+F+cgbd/y1KjhFU+BxpDSKdVJ+iDSKdaOexbZXCyMSDq0",
+	"mgUWAPRT36nz7S2LlwO3r1THL7h9+Zg1R3E/Fbui4sjFXU16HwTzmsM89vyq2yiPDfrHd9riZ8Wfk+Dw",
+	"Eb0xZ/3dxVBtofZiKkgifR/DDDoHEpGaDe7KiaGBCRvwfFegZwqq4NMhoxIGuMzloagdkXuLa9yMGCSN",
+	"dAX8L5YCiSUSoqVFLtPYrXTFpkQx7XmOHAMlYeKaZ1KMmdAHxdDGdGrDZv0M2xZcSxNUwttebMXijGkV",
+	"NVvktRRKpkzZ1kJzf0WnyOZj/maa9NlAOtps9E5929idGSvUFo9HW42O0GlN57ObYg+Jb2fUlVU4DwmP",
+	"NyqhfIy18Z2O8a3ay48bZvK3uw6RcpiyuYOqY4KWePBR7NJr9BrX7dZeq924d/c2zvxdXdt+OeE22miB",
+	"Tdf2VxDpPzJNvGSob9d2XcFLTesi9V40EQN2RCksdkCstMMyAGOFA5SQqLezf3b3fWJb+9PjY1PM4zgu",
+	"6Z+wRfZVtv/ORcdx83e6u/9uzJmQE0VoyjJtpscyVztZhglg8yLh7i0UKJfYYZk0PI1GUWnecBGfm5Ed",
+	"a/xi3L3aE88nL39rZxhO+dwIGvkkWWWseZY2eg1gA+/t7MBbbNkJMzdFlFKbykIwFo6zajtA4A32OpZ8",
+	"+JRl+IUnwMDwJsTyzMdT5F/p3N5bRNu1to7h7tb5RlBvzPXv2FwvSVEn3v1XEHOpTSWf533zsQ/UYh/P",
+	"3hkD1BP8kTrQaLIlB5C2KAzzUHgk6GaZ4dKT/oEVzYeQPY5QN0QBqgSEIBox6LEWCelPyZnUVDP3QOQc",
+	"jm+RQ+HZaEe0IOPvtosdGor3K4EAgyC2119b6xwnbDyRmol4+hObWrVyTyzhZbL+XsJ9VYG8prx07Y5r",
+	"NNJ17qdb76Ukl6nGv6ys83BhwoGKxZcng5/++Sp7+eNP//tbdnHz68fTNy+P353++1h239F39PzmxeeP",
+	"F+2zofr115d/fXyN+UAFh5vmLlfEbpwCIN0abhtVt1F1dzDFr1DJMFPDsIJyrIrWY/FRsW+Igttdd8Bn",
+	"LFff2BSwzUKFbquxBcq+3s4X+9caTUH2DKQDyeQEYQgtaAhJWMqvmVH7LTKvjRc09txbFw9OqI5Hj+jb",
+	"2a6bOTHetWK83W4bMb6CQnmoCLetQivKcADMkWJTV7YR3Y8vulfIW9tFW0lYd1aQoKcZFI4CWvVb6Ij5",
+	"pvLTdh8tlZ8L+ow+iGIzziabi/6Zsok1F7q/vxh8LwV7bFG4CW59FVN9RQE/I9iPLuidMguOqQjejRL4",
+	"vpXA7iqi9r3UJzLhA+4E+tdSHPdUA98y5XGHIF9PzP7sTGUb0Dbidk4NnLFJSi16NkHIQUUmGVMW3BaQ",
+	"6mQyPSARyjIVeZhAqRiik4YC8JQIjXVO03RKrNjDVHfkBVhExvIa0PiwuEa0yJERo8YQp6Fw6ihOGc3Q",
+	"TI8SrkDOngGxblRnpNeEzD7CHR/HTL9nrGxZhGddmYuP85R05z6ehe/YjNOO+NOTKsu/PFgLdqqezlfS",
+	"gvhGVvZ2iiJ7fIyNdty4SH8yF+lPRQ2F4uF+ca2dIiS1tLTBngG4te6EwOF2l9pDJJwEatmmwopKnoXV",
+	"DW+KMTx9SXFN5W3xSGiE8HL90YKOfiwWWU2M2+eb2hqT2yepttCajSdGz3VX1qGgGeFlsGvnwiYd2u3v",
+	"xnvJPns+eDF8OXr167iI6SWLjzILL6VKH+JA6u69b+69t//83/ZQXMy9BtAt77d37dc4Ta9lwhq9/fZu",
+	"0BDs85LL7u6XNLJvvrEh17nWm5JL/N1VXrh1sk4FRimkvIlublT3H8pJLddukIqSeGSHdQXtuPPF/j0F",
+	"Qmmms+n6CAale96tst74+y2BOzhnIlG2KRMPJ3RIuQBYHSnhX0puZHaFpd2DjLEAyqmh8hD4TRy9ucfH",
+	"BoaUyE7DNk+iFjkeWBoAFMPAam0BE/yNufLATTiIFrmwcPHg1a/oTp+ZuZ2RiPMV2916O6U8GASr2ojF",
+	"jVj8Fh6NW7rfhSSFPTUrSqdrugoZ1J5tu1KgLw+LENaKsx/59WwiHYiB8J4ByZjOM8ESKIqDyF6LvJUZ",
+	"6e6Rkcwz5aWRseVjmmVTom8k1NcBfYwKwCcBSQcNMe7CSjqML3ORmAqibriORz47lUrFxdDBk91PsMH8",
+	"VYqQHq0T5fspDXvdffsv9cM/j0eZil+P0n8en/zr//b31fn/qonsv5Bvft/lYEU1WLEsNxpmo2G+l5jZ",
+	"N1MwdXXJa+oXzdQTqZV/GkvQyGdn1LbMvSKH8ygx5uNVTioFQ4hmZ06GQo3kDYSHFjglK6mEQ+IyTP5m",
+	"9g5AqjXiYoh8jUxpiyZGgMMM+I9sPfle+xX5+eiHv3/48NPlm+Pzwx/eHb3pERTkhLv+6Rr9c8FUqYpi",
+	"NXvajMRO08ai3si7707eYeXso2AWgFhbZgbMbrqgYqhy5Tf3QWk3gr1QjdBvEA5+37voW+lYI7/vyPLc",
+	"gjmeZ1xPQXf2Gc1YdpjrUaP3yyejILHDehES2uHp8TOFbL0TqkcId4zs7gWHL1fEMSl+/OHd8evLj2fv",
+	"Wt5e37nugCa2w5vDgobOKNd7jvSjVCQk5QMWT+MUstU2zYJ8xDVZmwuaXgENW8GNHFjy0YxNUuP8AV5n",
+	"xugY9ZW9omXVrbvmEYSNbJagyrpsOYV7Vv9hh5fHtJuwbIa9dY5zEXGIqbpiSUAGMk3ljfnrhnLNEJ3B",
+	"TIGHGwXvtjRqgJeYH3GZx8QzRpgLAYVbwWmMLMr4MKWrlk+vuzxAVfhJyJir19lKpRhua5aNyZiNpTF+",
+	"mnDbK2FMpC3zT8qSISOJjPOxeYXNyisYy2zaqIfldog7AKMeSyEYkvua9/GGq1hmSUAuWMqGGR3DTf+n",
+	"+kTuhJrrH4oKTWqcyviq5144IK/aCACQ31ISZ1IAf7J705YYMskZvnizDIBqGpmmSWQ0SZKnLGqWQqyQ",
+	"IwWMcUC6YaCeVGnU5/asujGf86EwKyXJM1AoaImVYhwaSOQysy8V7tYSyDySjZBcJCwjn7fLzbr23l52",
+	"1L8OCwniSUpoitVTttUQY8tm25U3re2bX/CCZzsm9SiT+XBEJg4ECxlpLfC6IjTNGE2mRE0YvQICbyub",
+	"lN1ItjTMn/9slgudOCr00iALyC0jqoqp8aW9jvWtzM6+XnXWakYHiDhsTEmA3tHomAUFVrPLeUq6nz8T",
+	"GvsNp4oF0JrRHYceLIYq4p7t1rFTtTzny1d4Wte78bWe1j4bOnQFvH/p6WfKp7/GJNgcN97xa0yFx1Qp",
+	"yiW5AC2XEJkDBBwQohItZWlqbKjuq8yJK3P7OrPh1Jl76+ZA5DxuOc7jp35qy5z2lM9ryaHN258wkZDM",
+	"qDCWEK4PbPXOZ6QpMfpvJNNEWaoRjDjkQvMUVaNixhQrJkmPMqbMGX/AWZpQZZ7+Zfu/zL7gKCsKc6T1",
+	"lSRFYc98DUFBJinVA5mNS4ZX2XR0OwXkCPJ6zNfUPPGMWPvdg89/FSWCgA0sIdS7B1uUTGimOU3Bopsa",
+	"qdmE87NctLwh/9TTcZaLp10SwHFtLAb3RKA1WJblwPcvM5JJ8FiMr1M8/9daDl/l+eMK04F5Pixy+EM8",
+	"nH0U92S20F9d0tjVxP0B1m/BQzZhmZICvHvgdmfGtZMyBdcGzi4nCJ768a33dcHUk6q3cyPE+lNSjh9h",
+	"0oPqatIDBvD/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

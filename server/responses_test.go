@@ -446,3 +446,25 @@ func TestResponseAcrossReplicasPostgres(t *testing.T) {
 		t.Errorf("continued with %+v", msgs)
 	}
 }
+
+// TestResponseBudgetExceeded: a spent budget refuses a response, plain,
+// streamed or in the background, with OpenAI's insufficient_quota, and
+// makes no run.
+func TestResponseBudgetExceeded(t *testing.T) {
+	h := newHarness(t)
+	spent := h.spentAgent(t)
+	before := len(h.items(h.get("/v1/agents/" + spent + "/runs")))
+	for _, extra := range []map[string]any{{}, {"stream": true}, {"background": true}} {
+		body := map[string]any{"model": spent, "input": "hi"}
+		for k, v := range extra {
+			body[k] = v
+		}
+		res := h.respond(body)
+		if typ, code, _ := openAIError(t, res); res.Code != 402 || typ != "insufficient_quota" || code != "budget_exceeded" {
+			t.Errorf("%v: %d %s", extra, res.Code, res.Body)
+		}
+	}
+	if after := len(h.items(h.get("/v1/agents/" + spent + "/runs"))); after != before {
+		t.Errorf("refused responses made %d runs", after-before)
+	}
+}
