@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -32,7 +33,7 @@ func (s *Server) responseTurn(ctx context.Context, b *gen.ResponseRequest) (resp
 	if !domain.CleanText(b.Model) {
 		return responseRequest{}, errAgentNotFound
 	}
-	items, fields, err := inputItems(b.Input)
+	items, fields, err := s.inputItems(ctx, b.Model, b.Input)
 	if err != nil {
 		return responseRequest{}, err
 	}
@@ -97,10 +98,12 @@ func (s *Server) continueResponse(ctx context.Context, rr *responseRequest, agen
 	return nil
 }
 
-// inputItems reads a request's `input`: a string is one user item. It
-// returns the items with the dotted path of each one's text, or a 400
-// naming the first item or part that is not a message of text.
-func inputItems(input gen.ResponseInput) ([]domain.ResponseItem, []string, error) {
+// inputItems reads a request's `input` to agent agentID: a string is one
+// user item; an item_reference is the agent's reply it names, as an
+// assistant item. It returns the items with the dotted path of each one's
+// text, or a 400 naming the first item or part that is not a message of
+// text.
+func (s *Server) inputItems(ctx context.Context, agentID string, input gen.ResponseInput) ([]domain.ResponseItem, []string, error) {
 	if text, err := input.AsResponseInput0(); err == nil {
 		return []domain.ResponseItem{{Role: string(gen.ResponseInputRoleUser), Text: text}}, []string{"input"}, nil
 	}
@@ -112,6 +115,13 @@ func inputItems(input gen.ResponseInput) ([]domain.ResponseItem, []string, error
 	fields := make([]string, len(list))
 	for i, it := range list {
 		field := fmt.Sprintf("input[%d]", i)
+		fields[i] = field + ".content"
+		if deref(it.Type) == itemReference {
+			if items[i], err = s.referencedReply(ctx, agentID, deref(it.Id), field); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		if kind := deref(it.Type); kind != "" && kind != string(gen.Message) {
 			return nil, nil, invalidRequest(field, fmt.Sprintf("items of type %q are not supported, only messages", kind))
 		}
@@ -119,7 +129,6 @@ func inputItems(input gen.ResponseInput) ([]domain.ResponseItem, []string, error
 		if !role.Valid() {
 			return nil, nil, invalidRequest(field+".role", "must be user, assistant, system or developer")
 		}
-		fields[i] = field + ".content"
 		text, err := itemText(it.Content, role, fields[i])
 		if err != nil {
 			return nil, nil, err
@@ -127,6 +136,25 @@ func inputItems(input gen.ResponseInput) ([]domain.ResponseItem, []string, error
 		items[i] = domain.ResponseItem{Role: string(role), Text: text}
 	}
 	return items, fields, nil
+}
+
+// itemReference is the type of an item that names an earlier item by its
+// id instead of repeating it.
+const itemReference = "item_reference"
+
+// referencedReply is the reply of agent agentID with message id as an
+// assistant item: the output message of an earlier response, which
+// clients that keep their own history (the AI SDK) name by its id. A
+// reference to anything else is a 400 naming the item.
+func (s *Server) referencedReply(ctx context.Context, agentID, id, field string) (domain.ResponseItem, error) {
+	run, err := s.cfg.Store.Runs.RunOfMessage(ctx, principalFrom(ctx).Account.ID, agentID, id)
+	if err == nil && run.Reply != nil {
+		return domain.ResponseItem{Role: string(gen.ResponseInputRoleAssistant), Text: run.Reply.Text}, nil
+	}
+	if err != nil && !errors.Is(err, domain.ErrRunNotFound) && !errors.Is(err, domain.ErrNotFound) {
+		return domain.ResponseItem{}, err
+	}
+	return domain.ResponseItem{}, invalidRequest(field, "must reference a reply of the agent `model` names")
 }
 
 // itemText is an item's text: its content string, or its text parts

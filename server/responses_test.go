@@ -468,3 +468,40 @@ func TestResponseBudgetExceeded(t *testing.T) {
 		t.Errorf("refused responses made %d runs", after-before)
 	}
 }
+
+// TestResponseItemReference: an item_reference names an earlier reply of
+// the agent by its output message id, as the AI SDK sends it; anything
+// else it names is a 400 naming the item.
+func TestResponseItemReference(t *testing.T) {
+	h := newHarness(t)
+	id := h.createAgent(map[string]any{"name": "Ada"})
+	first := h.respond(map[string]any{"model": id, "input": "first question"}).JSON(t)
+	replyID := first["output"].([]any)[0].(map[string]any)["id"].(string)
+	res := h.respond(map[string]any{"model": id, "input": []any{
+		map[string]any{"role": "user", "content": "first question"},
+		map[string]any{"type": "item_reference", "id": replyID},
+		map[string]any{"role": "user", "content": "second question"},
+	}})
+	if res.Code != 200 {
+		t.Fatalf("%d %s", res.Code, res.Body)
+	}
+	reqs := h.openai.Requests()
+	_, msgs := reqs[len(reqs)-1].Conversation()
+	want := []llmtest.Message{{Role: "user", Content: "first question"}, {Role: "assistant", Content: "Hello from the test server."},
+		{Role: "user", Content: "second question"}}
+	if !reflect.DeepEqual(msgs, want) {
+		t.Errorf("sent to the model %+v, want %+v", msgs, want)
+	}
+	other := h.createAgent(map[string]any{"name": "Bob"})
+	for _, ref := range []map[string]any{{"model": other}, {"model": id, "ref": "msg_missing"}} {
+		target := replyID
+		if r, ok := ref["ref"].(string); ok {
+			target = r
+		}
+		res := h.respond(map[string]any{"model": ref["model"], "input": []any{map[string]any{"type": "item_reference", "id": target},
+			map[string]any{"role": "user", "content": "hi"}}})
+		if _, code, param := openAIError(t, res); res.Code != 400 || code != "invalid_request" || param != "input[0]" {
+			t.Errorf("%v: %d %s", ref, res.Code, res.Body)
+		}
+	}
+}

@@ -1372,7 +1372,9 @@ export interface paths {
          *     AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
          *     `run_pending` naming the run, which goes on. A run that waits for a
          *     person's decision on its tool calls is 409 `approval_required`
-         *     naming it. With `background: true` it answers at once with status
+         *     naming it. A spent budget refuses the response, in the background
+         *     too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+         *     run. With `background: true` it answers at once with status
          *     `queued` (waiting for a slot instead of being refused); read it
          *     with `GET /responses/{responseId}`.
          *
@@ -3889,9 +3891,11 @@ export interface components {
         };
         /** @description The new message as a string, or message items whose last `user` item is the new message. */
         ResponseInput: string | components["schemas"]["ResponseInputItem"][];
-        /** @description A message item `{ role, content }` (`type` absent or `message`); `role` is `user`, `assistant`, `system` or `developer`. Other items are 400 naming them. */
+        /** @description A message item `{ role, content }` (`type` absent or `message`); `role` is `user`, `assistant`, `system` or `developer`. An `item_reference` item names an earlier reply of the agent by its `id` (the AI SDK sends them for earlier replies). Other items are 400 naming them. */
         ResponseInputItem: {
             type?: string;
+            /** @description The reply an `item_reference` names. */
+            id?: string;
             role?: string;
             content?: components["schemas"]["ResponseInputContent"];
         } & {
@@ -8531,6 +8535,7 @@ export interface operations {
             };
             400: components["responses"]["OpenAIBadRequest"];
             401: components["responses"]["OpenAIUnauthorized"];
+            402: components["responses"]["OpenAIBudgetExceeded"];
             403: components["responses"]["OpenAIForbidden"];
             404: components["responses"]["OpenAIModelNotFound"];
             409: components["responses"]["OpenAIConversationBusy"];

@@ -328,6 +328,12 @@ func TestAISDKOpenAIProvider(t *testing.T) {
 			Text, FinishReason, ResponseID string
 			Usage                          struct{ InputTokens, OutputTokens, TotalTokens int }
 		}
+		Second struct {
+			Text string
+			Sent struct {
+				Input []map[string]any
+			}
+		}
 		Stream struct {
 			Text, FinishReason string
 			Parts              int
@@ -340,6 +346,9 @@ func TestAISDKOpenAIProvider(t *testing.T) {
 		!strings.HasPrefix(g.ResponseID, "resp_") {
 		t.Errorf("generateText %+v", g)
 	}
+	if s := got.Second; s.Text != o.adaReply || len(s.Sent.Input) != 3 || s.Sent.Input[1]["type"] != "item_reference" {
+		t.Errorf("second turn %+v", s)
+	}
 	if s := got.Stream; s.Text != o.adaReply || s.Parts < 2 || s.FinishReason != "stop" || s.Usage.TotalTokens != 14 || s.Error != nil {
 		t.Errorf("streamText %+v", s)
 	}
@@ -347,5 +356,8 @@ func TestAISDKOpenAIProvider(t *testing.T) {
 	if system, _ := reqs[len(reqs)-1].Conversation(); !strings.HasSuffix(system, "Be brief.") {
 		t.Errorf("the AI SDK's system message did not reach the prompt: %q", system)
 	}
-	checkRuns(t, o.c, o.key, o.ada, "openai", 2)
+	if _, msgs := reqs[1].Conversation(); len(msgs) != 3 || msgs[1].Role != "assistant" || msgs[1].Content != o.adaReply {
+		t.Errorf("the second turn sent %+v, want the first exchange before (sent by the SDK as %v)", msgs, got.Second.Sent.Input)
+	}
+	checkRuns(t, o.c, o.key, o.ada, "openai", 3)
 }
