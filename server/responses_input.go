@@ -49,7 +49,7 @@ func (s *Server) responseTurn(ctx context.Context, b *gen.ResponseRequest) (resp
 	if utf8.RuneCountInString(items[last].Text) > maxChatText {
 		return responseRequest{}, invalidRequest(fields[last], fmt.Sprintf("must be at most %d characters", maxChatText))
 	}
-	user := cmpNullable(b.User, b.SafetyIdentifier)
+	user := firstUser(b.User, b.SafetyIdentifier)
 	rr := responseRequest{textField: fields[last], resp: domain.Response{AccountID: principalFrom(ctx).Account.ID,
 		UserID: user, Instructions: instructions(nullableValue(b.Instructions), items), Input: items}}
 	if meta, err := b.Metadata.Get(); err == nil {
@@ -230,8 +230,8 @@ func nullablePtr[T any](v nullable.Nullable[T]) *T {
 	return &x
 }
 
-// cmpNullable is the first of the request's user members that is set.
-func cmpNullable(users ...*gen.ChatCompletionUser) string {
+// firstUser is the first of the request's user members that is set.
+func firstUser(users ...*gen.ChatCompletionUser) string {
 	for _, u := range users {
 		if v := deref(u); v != "" {
 			return v
