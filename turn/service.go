@@ -227,6 +227,13 @@ type Input struct {
 	// to the character's window and context budget as stored history is,
 	// and the stored history is not read.
 	Given []llm.Message
+	// Instructions, when not "", are the caller's own, added after the
+	// character's system prompt (the OpenAI Responses API's).
+	Instructions string
+	// MaxTokens and Temperature, when not nil, override the character's
+	// modelSettings for this turn.
+	MaxTokens   *int
+	Temperature *float64
 }
 
 // Shaping is what a platform asks of a reply's form.

@@ -228,7 +228,8 @@ func serverStores(st *store.Store) server.Stores {
 	return server.Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules(),
+		Responses: st.Responses()}
 }
 
 func turnStores(st *store.Store) turn.Stores {
