@@ -13,6 +13,7 @@ import (
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/turn"
 	"github.com/oapi-codegen/nullable"
 )
 
@@ -70,7 +71,31 @@ func (s *Server) GetRun(ctx context.Context, req gen.GetRunRequestObject) (gen.G
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetRun200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)}}, nil
+	out := runOut(run)
+	if out.Children, err = s.runChildren(ctx, run); err != nil {
+		return nil, err
+	}
+	return gen.GetRun200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: out}}, nil
+}
+
+// runChildren are the asks run made: its local child runs, then the
+// remote asks its finished tool calls record.
+func (s *Server) runChildren(ctx context.Context, run domain.Run) (*[]gen.RunChild, error) {
+	runs, err := s.cfg.Store.Runs.ChildRuns(ctx, run.AccountID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.RunChild, 0, len(runs))
+	for _, c := range runs {
+		out = append(out, gen.RunChild{Id: nullString(c.ID), AgentId: nullString(c.AgentID),
+			Agent: nullable.NewNullNullable[string](), Status: gen.RunStatus(c.Status),
+			CostUsd: nullable.NewNullableWithValue(price.USD(c.CostMicros))})
+	}
+	for _, r := range turn.RemoteAsks(run) {
+		out = append(out, gen.RunChild{Id: nullable.NewNullNullable[string](), AgentId: nullable.NewNullNullable[string](),
+			Agent: nullString(r.Agent), Status: gen.RunStatus(r.Status), CostUsd: nullable.NewNullNullable[float64]()})
+	}
+	return &out, nil
 }
 
 // CancelRun ends the run as cancelled unless it has ended.

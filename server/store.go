@@ -171,6 +171,8 @@ type Runs interface {
 	// RunOfMessage is the run whose reply is messageID;
 	// domain.ErrRunNotFound when none is.
 	RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error)
+	// ChildRuns are the runs run id asked with ask_agent, oldest first.
+	ChildRuns(ctx context.Context, accountID, id string) ([]domain.Run, error)
 }
 
 // Schedules are an agent's schedules as their endpoints keep them. Each

@@ -48,6 +48,9 @@ type Runs interface {
 	// ReleaseRun gives up a run without ending it, for another process
 	// to resume at once.
 	ReleaseRun(ctx context.Context, id string) error
+	// AskChain is the agents of the chain of asks that led to run id,
+	// its own first.
+	AskChain(ctx context.Context, id string) ([]string, error)
 	decisions
 }
 
@@ -218,7 +221,7 @@ func (s *Service) accept(ctx context.Context, t *Turn) error {
 	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
 		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
-		ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue})
+		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue})
 	if err != nil {
 		return err
 	}
