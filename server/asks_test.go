@@ -1,0 +1,236 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentd/agentd/a2a"
+	"github.com/agentd/agentd/domain"
+	"github.com/agentd/agentd/llm/llmtest"
+	"github.com/agentd/agentd/price"
+)
+
+// askCall is a provider reply asking agent for message with ask_agent.
+func askCall(agent, message string) llmtest.Reply {
+	return llmtest.Reply{ToolCalls: []llmtest.ToolCall{{Name: "ask_agent",
+		Arguments: `{"agent":"` + agent + `","message":"` + message + `"}`}}, PromptTokens: 100, CompletionTokens: 10}
+}
+
+// pricedAgent is the body of an agent of name priced at agentPrice, with
+// settings.
+func pricedAgent(name string, settings map[string]any) map[string]any {
+	body := map[string]any{"name": name, "modelProvider": "openai", "modelSettings": map[string]any{"price": agentPrice}}
+	if settings != nil {
+		body["settings"] = settings
+	}
+	return body
+}
+
+// allowing is settings.agents.allow of ids.
+func allowing(ids ...string) map[string]any {
+	return map[string]any{"agents": map[string]any{"allow": ids}}
+}
+
+// sentTo reports whether the provider request rec carries text (a tool
+// result or a history message).
+func sentTo(rec llmtest.Recorded, text string) bool { return strings.Contains(string(rec.Raw), text) }
+
+// TestAskLocalAgent: A asks B by name; B's reply reaches A's model as the
+// tool result; B's run is A's child (source agent, userId A, in the room
+// of A's conversation) and A's cost holds B's; the next ask from the same
+// conversation finds the first one in B's history.
+func TestAskLocalAgent(t *testing.T) { checkAskLocal(t, newHarness(t)) }
+
+// TestAskLocalAgentOnPostgres: the same on PostgreSQL, where the chain
+// and the children are read with its own queries.
+func TestAskLocalAgentOnPostgres(t *testing.T) { checkAskLocal(t, newHarnessPostgres(t)) }
+
+// checkAskLocal runs TestAskLocalAgent's asks on h.
+func checkAskLocal(t *testing.T, h *harness) {
+	b := h.createAgent(pricedAgent("Billing", nil))
+	a := h.createAgent(pricedAgent("Support", allowing(b)))
+
+	h.openai.Enqueue(askCall("Billing", "What does Ann owe?"),
+		llmtest.Reply{Text: "Ann owes 42.", PromptTokens: 50, CompletionTokens: 5},
+		llmtest.Reply{Text: "Billing says Ann owes 42.", PromptTokens: 200, CompletionTokens: 20})
+	res := h.send(a, map[string]any{"text": "What do I owe?", "userId": "ann"})
+	if res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	reqs := h.openai.Requests()
+	if !sentTo(reqs[len(reqs)-1], "Ann owes 42.") {
+		t.Fatalf("B's reply did not reach A's model: %s", reqs[len(reqs)-1].Raw)
+	}
+	runID := res.Data(t)["runId"].(string)
+	run := h.get("/v1/agents/" + a + "/runs/" + runID).Data(t)
+	children, _ := run["children"].([]any)
+	if len(children) != 1 {
+		t.Fatalf("children = %v", run["children"])
+	}
+	child := children[0].(map[string]any)
+	childCost := price.USD(agentPrice.Cost(50, 5))
+	if child["agentId"] != b || child["status"] != "completed" || child["costUsd"] != childCost || child["agent"] != nil {
+		t.Errorf("child = %v", child)
+	}
+	if want := price.USD(agentPrice.Cost(300, 30) + agentPrice.Cost(50, 5)); run["costUsd"] != want {
+		t.Errorf("A's costUsd = %v, want %v (its own with B's)", run["costUsd"], want)
+	}
+	asked := h.get("/v1/agents/" + b + "/runs/" + child["id"].(string)).Data(t)
+	if asked["parentRunId"] != runID || asked["source"] != "agent" || asked["userId"] != a ||
+		asked["roomId"] != "agent:"+run["conversationId"].(string) {
+		t.Errorf("asked run = %v", asked)
+	}
+
+	h.openai.Enqueue(askCall(b, "And Bob?"), llmtest.Reply{Text: "Bob owes 7."}, llmtest.Reply{Text: "Bob owes 7."})
+	if res := h.send(a, map[string]any{"text": "And Bob?", "userId": "ann"}); res.Code != http.StatusOK {
+		t.Fatalf("second send: %d %s", res.Code, res.Body)
+	}
+	reqs = h.openai.Requests()
+	if second := reqs[len(reqs)-2]; !sentTo(second, "What does Ann owe?") || !sentTo(second, "Ann owes 42.") {
+		t.Errorf("B does not remember the earlier ask: %s", second.Raw)
+	}
+}
+
+// TestAskBounds: a chain A→B→C→D is refused at D (C's tool result, no
+// run of D), and B asking back A is refused as a loop.
+func TestAskBounds(t *testing.T) {
+	h := newHarness(t)
+	d := h.createAgent(pricedAgent("D", nil))
+	c := h.createAgent(pricedAgent("C", allowing(d)))
+	b := h.createAgent(pricedAgent("B", allowing(c)))
+	a := h.createAgent(pricedAgent("A", allowing(b)))
+	h.openai.Enqueue(askCall("B", "q"), askCall("C", "q"), askCall("D", "q"),
+		llmtest.Reply{Text: "C done."}, llmtest.Reply{Text: "B done."}, llmtest.Reply{Text: "A done."})
+	if res := h.send(a, map[string]any{"text": "go", "userId": "u"}); res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if reqs := h.openai.Requests(); !sentTo(reqs[3], `too deep`) {
+		t.Errorf("C's ask of D was not refused as too deep: %s", reqs[3].Raw)
+	}
+	if runs := h.items(h.get("/v1/agents/" + d + "/runs")); len(runs) != 0 {
+		t.Errorf("D has %d runs, want none", len(runs))
+	}
+
+	x := h.createAgent(pricedAgent("X", nil))
+	y := h.createAgent(pricedAgent("Y", allowing(x)))
+	if res := h.do(request{method: "PATCH", path: "/v1/agents/" + x, key: h.writeKey,
+		body: map[string]any{"settings": allowing(y)}}); res.Code != http.StatusOK {
+		t.Fatalf("patch: %d %s", res.Code, res.Body)
+	}
+	before := h.openai.Count()
+	h.openai.Enqueue(askCall("X", "q"), askCall("Y", "q"), llmtest.Reply{Text: "X done."}, llmtest.Reply{Text: "Y done."})
+	if res := h.send(y, map[string]any{"text": "go", "userId": "u"}); res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if reqs := h.openai.Requests(); !sentTo(reqs[before+2], `{\"error\":\"loop\"}`) {
+		t.Errorf("X asking back Y was not refused as a loop: %s", reqs[before+2].Raw)
+	}
+}
+
+// TestAskNotAllowed: an agent outside settings.agents.allow cannot be
+// asked, another account's agent cannot be allowed (400 naming the entry)
+// nor asked by its id.
+func TestAskNotAllowed(t *testing.T) {
+	h := newHarness(t)
+	b := h.createAgent(pricedAgent("B", nil))
+	c := h.createAgent(pricedAgent("C", nil))
+	a := h.createAgent(pricedAgent("A", allowing(b)))
+	h.newAccount("other", domain.TierEnterprise)
+	otherKey := h.newKey("other", domain.ScopeWrite)
+	res := h.do(request{method: "POST", path: "/v1/agents", key: otherKey, body: pricedAgent("Theirs", nil)})
+	if res.Code != http.StatusCreated {
+		t.Fatalf("create: %d %s", res.Code, res.Body)
+	}
+	theirs := res.Data(t)["id"].(string)
+
+	for _, body := range []map[string]any{pricedAgent("A2", allowing(b, theirs)), pricedAgent("A3", allowing(b, "agent_unknown"))} {
+		res := h.do(request{method: "POST", path: "/v1/agents", key: h.writeKey, body: body})
+		if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "settings.agents.allow[1]" {
+			t.Errorf("allow of another account's or an unknown agent: %d %s", res.Code, res.Body)
+		}
+	}
+	res = h.do(request{method: "PATCH", path: "/v1/agents/" + a, key: h.writeKey, body: map[string]any{"settings": allowing(theirs)}})
+	if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "settings.agents.allow[0]" {
+		t.Errorf("patch allowing another account's agent: %d %s", res.Code, res.Body)
+	}
+
+	for _, who := range []string{"C", c, theirs} {
+		before := h.openai.Count()
+		h.openai.Enqueue(askCall(who, "q"), llmtest.Reply{Text: "Could not."})
+		if res := h.send(a, map[string]any{"text": "go", "userId": "u"}); res.Code != http.StatusOK {
+			t.Fatalf("send: %d %s", res.Code, res.Body)
+		}
+		if reqs := h.openai.Requests(); len(reqs) != before+2 || !sentTo(reqs[before+1], "not allowed") {
+			t.Errorf("ask of %s was not refused: %d requests, last %s", who, len(reqs)-before, reqs[len(reqs)-1].Raw)
+		}
+	}
+	if runs := h.items(h.get("/v1/agents/" + c + "/runs")); len(runs) != 0 {
+		t.Errorf("C has %d runs, want none", len(runs))
+	}
+}
+
+// servedHarness is a second agentd (its own store, turns and provider)
+// listening on loopback, as a remote A2A peer.
+func servedHarness(t *testing.T) (*harness, string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	h := newHarness(t, func(c *harnessConfig) { c.PublicURL = base + "/v1" })
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: h.srv.Handler(), ReadHeaderTimeout: 5 * time.Second}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return h, base
+}
+
+// withRemotes gives a harness's turns the A2A client, loopback allowed.
+func withRemotes(c *harnessConfig) { c.Turn.Remotes = a2a.NewClient(5*time.Second, true) }
+
+// TestAskRemoteAgent: A asks an agent a second agentd serves over A2A 1.0,
+// its card read with the remote's headers; the reply reaches A's model, the
+// run lists the remote ask, and the headers are masked secrets.
+func TestAskRemoteAgent(t *testing.T) {
+	peer, base := servedHarness(t)
+	r := peer.createAgent(pricedAgent("Remote billing", nil))
+	h := newHarness(t, withRemotes)
+	card := base + "/v1/agents/" + r + "/a2a/.well-known/agent-card.json"
+	a := h.createAgent(pricedAgent("Support", map[string]any{"agents": map[string]any{"remote": map[string]any{
+		"billing": map[string]any{"url": card, "headers": map[string]any{"Authorization": "Bearer " + peer.writeKey}}}}}))
+
+	peer.openai.Enqueue(llmtest.Reply{Text: "Remote says Ann owes 42."})
+	h.openai.Enqueue(askCall("billing", "What does Ann owe?"), llmtest.Reply{Text: "Ann owes 42."})
+	res := h.send(a, map[string]any{"text": "What do I owe?", "userId": "ann"})
+	if res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if last := h.openai.Last(t); !sentTo(last, "Remote says Ann owes 42.") {
+		t.Fatalf("the remote's reply did not reach A's model: %s", last.Raw)
+	}
+	if got := peer.openai.Last(t); !sentTo(got, "What does Ann owe?") {
+		t.Errorf("the remote's model did not get the question: %s", got.Raw)
+	}
+	run := h.get("/v1/agents/" + a + "/runs/" + res.Data(t)["runId"].(string)).Data(t)
+	children, _ := run["children"].([]any)
+	if len(children) != 1 {
+		t.Fatalf("children = %v", run["children"])
+	}
+	if child := children[0].(map[string]any); child["id"] != nil || child["agent"] != "billing" || child["status"] != "completed" {
+		t.Errorf("remote child = %v", child)
+	}
+	got := h.get("/v1/agents/" + a).Data(t)
+	remote := got["settings"].(map[string]any)["agents"].(map[string]any)["remote"].(map[string]any)["billing"].(map[string]any)
+	if remote["headers"].(map[string]any)["Authorization"] != domain.SecretMask {
+		t.Errorf("remote headers shown as %v", remote["headers"])
+	}
+
+	res = h.do(request{method: "PATCH", path: "/v1/agents/" + a, key: h.writeKey, body: map[string]any{"settings": map[string]any{
+		"agents": map[string]any{"remote": map[string]any{"billing": map[string]any{"url": "ftp://example.com/card"}}}}}})
+	if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "settings.agents.remote.billing.url" {
+		t.Errorf("a remote that is not http(s): %d %s", res.Code, res.Body)
+	}
+}
