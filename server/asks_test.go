@@ -234,3 +234,44 @@ func TestAskRemoteAgent(t *testing.T) {
 		t.Errorf("a remote that is not http(s): %d %s", res.Code, res.Body)
 	}
 }
+
+// TestAskWaitsThroughTheChildsApproval: while the asked run waits for a
+// decision on its tool call, the asking run stays running; once decided,
+// the asked run's reply reaches the asking model.
+func TestAskWaitsThroughTheChildsApproval(t *testing.T) {
+	h := newHarness(t)
+	handler := newPriceHandler(t)
+	b := h.toolAgent(handler.URL, map[string]any{"requiresApproval": true})
+	a := h.createAgent(pricedAgent("Desk", allowing(b)))
+	h.openai.Enqueue(askCall(b, "Price of SOL?"), priceCall, llmtest.Reply{Text: "SOL is at 142."}, llmtest.Reply{Text: "Trader says 142."})
+	res := h.send(a, map[string]any{"text": "SOL?", "userId": "u1", "background": true})
+	if res.Code != http.StatusAccepted {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	runID := res.Data(t)["id"].(string)
+	var waiting map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting == nil && time.Now().Before(deadline) {
+		if runs := h.items(h.get("/v1/agents/" + b + "/runs?status=requires_action")); len(runs) == 1 {
+			waiting = runs[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if waiting == nil {
+		t.Fatal("the asked run never waited for its approval")
+	}
+	if run := h.run(a, runID, 0); run["status"] != "running" {
+		t.Errorf("the asking run is %v while its ask waits for an approval, want running", run["status"])
+	}
+	call := waitingCall(t, waiting)
+	if res := h.do(request{method: "POST", path: "/v1/agents/" + b + "/runs/" + waiting["id"].(string) + "/approvals",
+		key: h.writeKey, body: map[string]any{"decisions": []map[string]any{{"callId": call["id"], "approve": true}}}}); res.Code != http.StatusOK {
+		t.Fatalf("approve: %d %s", res.Code, res.Body)
+	}
+	if run := h.run(a, runID, 10); run["status"] != "completed" {
+		t.Fatalf("asking run = %v", run)
+	}
+	if last := h.openai.Last(t); !sentTo(last, "SOL is at 142.") {
+		t.Errorf("the asked run's reply did not reach the asking model: %s", last.Raw)
+	}
+}
