@@ -240,8 +240,11 @@ func (h *Handler) send(ctx context.Context, c Call, req rpcRequest, d dialect) R
 	if rerr == nil {
 		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Accept)
 	}
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		return errorReply(d, req.ID, rerr)
+	case t == nil: // refused: the task failed already
+		return resultReply(req.ID, d.sendResult(task, in.HistoryLength))
 	}
 	ended, deciding := make(chan domain.A2ATask, 1), make(chan struct{})
 	outcome := h.cfg.Turns.Detach(ctx, t)
@@ -282,8 +285,15 @@ func (h *Handler) stream(ctx context.Context, c Call, req rpcRequest, d dialect)
 	if rerr == nil {
 		t, task, rerr = h.begin(ctx, c, in, h.cfg.Turns.Prepare)
 	}
-	if rerr != nil {
+	switch {
+	case rerr != nil:
 		return errorReply(d, req.ID, rerr)
+	case t == nil: // refused: the task failed already
+		return Reply{Stream: func(_ context.Context, emit func(any) error) {
+			if emit(resultReply(req.ID, d.started(task)).Body) == nil {
+				_ = emit(resultReply(req.ID, d.finished(task)).Body)
+			}
+		}, Cancel: func() {}}
 	}
 	return Reply{
 		Stream: func(ctx context.Context, emit func(any) error) { h.run(ctx, c, req.ID, d, t, task, emit) },
@@ -391,7 +401,8 @@ func (h *Handler) parse(ctx context.Context, c Call, params json.RawMessage, d d
 
 // begin makes the turn of a checked message with prepare (Prepare, which
 // takes a concurrency slot once its run may start; or Accept, which
-// queues the run) and its task. The caller must end the turn.
+// queues the run) and its task. The caller must end the turn. A message a
+// spent budget refused has no turn: its task comes back failed.
 func (h *Handler) begin(ctx context.Context, c Call, in sendRequest,
 	prepare func(context.Context, turn.Input) (*turn.Turn, error)) (*turn.Turn, domain.A2ATask, *rpcError) {
 	slot := turn.SlotRefuseWhenFull
@@ -401,14 +412,22 @@ func (h *Handler) begin(ctx context.Context, c Call, in sendRequest,
 	t, err := prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
 		Slot: slot, RequestID: c.RequestID, Source: domain.SourceA2A,
 		Conv: domain.ConversationRef{RoomID: domain.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
-	if err != nil {
+	refused := errors.As(err, new(*domain.BudgetExceededError))
+	if err != nil && !refused {
 		return nil, domain.A2ATask{}, h.explain(err, c.RequestID)
 	}
-	task, err := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, domain.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
+	task, terr := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, domain.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
 		RequestMessageID: in.MessageID, RequestText: in.Text})
-	if err != nil {
+	switch {
+	case terr != nil && t != nil:
 		t.Release()
-		return nil, domain.A2ATask{}, h.explain(err, c.RequestID)
+		fallthrough
+	case terr != nil:
+		return nil, domain.A2ATask{}, h.explain(terr, c.RequestID)
+	case refused:
+		// A spent budget is the task's failure, as a failed run is: the
+		// client reads why in its status, code first.
+		return nil, h.finish(ctx, c, task, turn.Result{}, err, false), nil
 	}
 	return t, task, nil
 }

@@ -87,6 +87,10 @@ type Conn struct {
 // others.
 const DropNotAnswering = "not_answering"
 
+// DropBudget is why Drop counts a message whose run a spent budget refused
+// (the run is stored failed with BUDGET_EXCEEDED).
+const DropBudget = "budget"
+
 // Admit reports whether a message from user in chat (private: a direct
 // conversation) is to be answered under settings.<platform>'s allowedUsers
 // and userRateLimit; a refusal is logged and counted.
@@ -105,6 +109,8 @@ func (c *Conn) Unanswered(ctx context.Context, chat string, err error) {
 	switch {
 	case errors.Is(err, ErrNotAnswering):
 		c.Drop(DropNotAnswering, chat)
+	case errors.As(err, new(*domain.BudgetExceededError)):
+		c.Drop(DropBudget, chat)
 	case ctx.Err() == nil:
 		c.Logger.WarnContext(ctx, "platform message not answered", "chat", chat, "error", err)
 	}

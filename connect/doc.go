@@ -29,7 +29,8 @@
 // same turn as the API's Send Message, under the same rule of whether the
 // agent can answer (turn.CanAnswer). An agent that cannot answer now gives
 // an error matching ErrNotAnswering and the message is dropped
-// (Conn.Unanswered counts it); no failure is ever sent to the chat.
+// (Conn.Unanswered counts it), as is one a spent budget refused (reason
+// budget); no failure is ever sent to the chat.
 // Conn.Admit applies a platform's allowedUsers and userRateLimit
 // (limits.go) before a message is taken.
 //

@@ -187,12 +187,15 @@ type GivenMessage struct {
 // and those calls as they finish: what a run resumed elsewhere starts
 // from, so no finished call runs twice.
 type RunStep struct {
-	Text         string     `json:"text,omitempty"`
-	InputTokens  int        `json:"inputTokens,omitempty"`
-	OutputTokens int        `json:"outputTokens,omitempty"`
-	TotalTokens  int        `json:"totalTokens,omitempty"`
-	Model        string     `json:"model,omitempty"`
-	Calls        []StepCall `json:"calls"`
+	Text         string `json:"text,omitempty"`
+	InputTokens  int    `json:"inputTokens,omitempty"`
+	OutputTokens int    `json:"outputTokens,omitempty"`
+	TotalTokens  int    `json:"totalTokens,omitempty"`
+	Model        string `json:"model,omitempty"`
+	// CostMicros is what the call cost: a run's spend so far, which a
+	// budget check counts before the run has finished.
+	CostMicros int64      `json:"costMicros,omitempty"`
+	Calls      []StepCall `json:"calls"`
 }
 
 // StepCall is a tool call of a step: the call as the model wrote it,

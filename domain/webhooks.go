@@ -47,6 +47,8 @@ const (
 	EventRunFailed          EventType = "run.failed"
 	EventRunCancelled       EventType = "run.cancelled"
 	EventRunRequiresAction  EventType = "run.requires_action"
+	EventBudgetThreshold    EventType = "budget.threshold"
+	EventBudgetExceeded     EventType = "budget.exceeded"
 )
 
 // EventTypes lists every event type.
@@ -54,6 +56,7 @@ var EventTypes = []EventType{
 	EventAgentCreated, EventAgentUpdated, EventAgentDeleted, EventAgentStatusChanged,
 	EventMessageCompleted, EventConnectionChanged, EventWebhookTest,
 	EventRunCompleted, EventRunFailed, EventRunCancelled, EventRunRequiresAction,
+	EventBudgetThreshold, EventBudgetExceeded,
 }
 
 // AllEvents is the webhook event selector matching every type.

@@ -218,16 +218,16 @@ func (e AgentStatusInput) Valid() bool {
 
 // Defines values for AnalyticsInterval.
 const (
-	Day  AnalyticsInterval = "day"
-	Hour AnalyticsInterval = "hour"
+	AnalyticsIntervalDay  AnalyticsInterval = "day"
+	AnalyticsIntervalHour AnalyticsInterval = "hour"
 )
 
 // Valid indicates whether the value is a known member of the AnalyticsInterval enum.
 func (e AnalyticsInterval) Valid() bool {
 	switch e {
-	case Day:
+	case AnalyticsIntervalDay:
 		return true
-	case Hour:
+	case AnalyticsIntervalHour:
 		return true
 	default:
 		return false
@@ -246,6 +246,63 @@ func (e ApprovalMode) Valid() bool {
 	case Always:
 		return true
 	case Never:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetAlertPercent.
+const (
+	N100 BudgetAlertPercent = 100
+	N80  BudgetAlertPercent = 80
+)
+
+// Valid indicates whether the value is a known member of the BudgetAlertPercent enum.
+func (e BudgetAlertPercent) Valid() bool {
+	switch e {
+	case N100:
+		return true
+	case N80:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetPeriod.
+const (
+	BudgetPeriodDay   BudgetPeriod = "day"
+	BudgetPeriodMonth BudgetPeriod = "month"
+)
+
+// Valid indicates whether the value is a known member of the BudgetPeriod enum.
+func (e BudgetPeriod) Valid() bool {
+	switch e {
+	case BudgetPeriodDay:
+		return true
+	case BudgetPeriodMonth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for BudgetScope.
+const (
+	BudgetScopeAccount BudgetScope = "account"
+	BudgetScopeAgent   BudgetScope = "agent"
+	BudgetScopeUser    BudgetScope = "user"
+)
+
+// Valid indicates whether the value is a known member of the BudgetScope enum.
+func (e BudgetScope) Valid() bool {
+	switch e {
+	case BudgetScopeAccount:
+		return true
+	case BudgetScopeAgent:
+		return true
+	case BudgetScopeUser:
 		return true
 	default:
 		return false
@@ -485,6 +542,7 @@ const (
 	AGENTNOTFOUND           ErrorCode = "AGENT_NOT_FOUND"
 	AGENTUNAVAILABLE        ErrorCode = "AGENT_UNAVAILABLE"
 	APPROVALREQUIRED        ErrorCode = "APPROVAL_REQUIRED"
+	BUDGETEXCEEDED          ErrorCode = "BUDGET_EXCEEDED"
 	CONVERSATIONBUSY        ErrorCode = "CONVERSATION_BUSY"
 	CONVERSATIONNOTFOUND    ErrorCode = "CONVERSATION_NOT_FOUND"
 	DELETEPROTECTED         ErrorCode = "DELETE_PROTECTED"
@@ -526,6 +584,8 @@ func (e ErrorCode) Valid() bool {
 	case AGENTUNAVAILABLE:
 		return true
 	case APPROVALREQUIRED:
+		return true
+	case BUDGETEXCEEDED:
 		return true
 	case CONVERSATIONBUSY:
 		return true
@@ -760,6 +820,7 @@ func (e MultitaskStrategy) Valid() bool {
 const (
 	OpenAIErrorCodeAgentUnavailable        OpenAIErrorCode = "agent_unavailable"
 	OpenAIErrorCodeApprovalRequired        OpenAIErrorCode = "approval_required"
+	OpenAIErrorCodeBudgetExceeded          OpenAIErrorCode = "budget_exceeded"
 	OpenAIErrorCodeConversationBusy        OpenAIErrorCode = "conversation_busy"
 	OpenAIErrorCodeInsufficientPermissions OpenAIErrorCode = "insufficient_permissions"
 	OpenAIErrorCodeInternalError           OpenAIErrorCode = "internal_error"
@@ -780,6 +841,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodeAgentUnavailable:
 		return true
 	case OpenAIErrorCodeApprovalRequired:
+		return true
+	case OpenAIErrorCodeBudgetExceeded:
 		return true
 	case OpenAIErrorCodeConversationBusy:
 		return true
@@ -813,6 +876,7 @@ func (e OpenAIErrorCode) Valid() bool {
 // Defines values for OpenAIErrorType.
 const (
 	AuthenticationError OpenAIErrorType = "authentication_error"
+	InsufficientQuota   OpenAIErrorType = "insufficient_quota"
 	InvalidRequestError OpenAIErrorType = "invalid_request_error"
 	PermissionError     OpenAIErrorType = "permission_error"
 	RateLimitError      OpenAIErrorType = "rate_limit_error"
@@ -823,6 +887,8 @@ const (
 func (e OpenAIErrorType) Valid() bool {
 	switch e {
 	case AuthenticationError:
+		return true
+	case InsufficientQuota:
 		return true
 	case InvalidRequestError:
 		return true
@@ -1093,6 +1159,8 @@ const (
 	WebhookEventSelectorAgentStatusChanged WebhookEventSelector = "agent.status_changed"
 	WebhookEventSelectorAgentUpdated       WebhookEventSelector = "agent.updated"
 	WebhookEventSelectorAsterisk           WebhookEventSelector = "*"
+	WebhookEventSelectorBudgetExceeded     WebhookEventSelector = "budget.exceeded"
+	WebhookEventSelectorBudgetThreshold    WebhookEventSelector = "budget.threshold"
 	WebhookEventSelectorConnectionChanged  WebhookEventSelector = "connection.changed"
 	WebhookEventSelectorMessageCompleted   WebhookEventSelector = "message.completed"
 	WebhookEventSelectorRunCancelled       WebhookEventSelector = "run.cancelled"
@@ -1114,6 +1182,10 @@ func (e WebhookEventSelector) Valid() bool {
 	case WebhookEventSelectorAgentUpdated:
 		return true
 	case WebhookEventSelectorAsterisk:
+		return true
+	case WebhookEventSelectorBudgetExceeded:
+		return true
+	case WebhookEventSelectorBudgetThreshold:
 		return true
 	case WebhookEventSelectorConnectionChanged:
 		return true
@@ -1140,6 +1212,8 @@ const (
 	WebhookEventTypeAgentDeleted       WebhookEventType = "agent.deleted"
 	WebhookEventTypeAgentStatusChanged WebhookEventType = "agent.status_changed"
 	WebhookEventTypeAgentUpdated       WebhookEventType = "agent.updated"
+	WebhookEventTypeBudgetExceeded     WebhookEventType = "budget.exceeded"
+	WebhookEventTypeBudgetThreshold    WebhookEventType = "budget.threshold"
 	WebhookEventTypeConnectionChanged  WebhookEventType = "connection.changed"
 	WebhookEventTypeMessageCompleted   WebhookEventType = "message.completed"
 	WebhookEventTypeRunCancelled       WebhookEventType = "run.cancelled"
@@ -1159,6 +1233,10 @@ func (e WebhookEventType) Valid() bool {
 	case WebhookEventTypeAgentStatusChanged:
 		return true
 	case WebhookEventTypeAgentUpdated:
+		return true
+	case WebhookEventTypeBudgetExceeded:
+		return true
+	case WebhookEventTypeBudgetThreshold:
 		return true
 	case WebhookEventTypeConnectionChanged:
 		return true
@@ -2039,13 +2117,69 @@ type BioInput struct {
 // Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 // `monthly` per UTC month, `perUserDaily` per UTC day for each user
 // who speaks to it. `GET /agents/{agentId}/spend` shows them against
-// what was spent. (This version stores and shows budgets; it does not
-// yet refuse runs once one is reached.)
+// what was spent. Before each run agentd compares each budget with
+// what was spent in its window (finished runs, and what runs still
+// going have spent so far); a reached one refuses the run: 402
+// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+// platform message (not answered), a schedule or another agent's ask.
+// A run that started finishes even past the line. budget.threshold
+// and budget.exceeded go out at 80% and 100%, once per window.
 type Budget struct {
 	Daily        *float64 `json:"daily,omitempty"`
 	Monthly      *float64 `json:"monthly,omitempty"`
 	PerUserDaily *float64 `json:"perUserDaily,omitempty"`
 }
+
+// BudgetAlertPercent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+type BudgetAlertPercent int
+
+// BudgetEvent A finished run's cost took a budget's spend past 80% of it
+// (budget.threshold, `percent` 80) or to it (budget.exceeded,
+// `percent` 100). Each goes out once per budget and window, whatever
+// the number of replicas; a run that passes both sends both.
+type BudgetEvent struct {
+	Data struct {
+		// AgentId The agent whose budget it is (scopes agent and user).
+		AgentId *string `json:"agentId,omitempty"`
+
+		// LimitUsd The budget, USD.
+		LimitUsd float32 `json:"limitUsd"`
+
+		// Percent The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+		Percent BudgetAlertPercent `json:"percent"`
+
+		// Period A budget's window, a UTC calendar day or month.
+		Period BudgetPeriod `json:"period"`
+
+		// ResetsAt RFC 3339 UTC with milliseconds.
+		//
+		// Example: 2026-11-21T10:00:00.123Z
+		ResetsAt Timestamp `json:"resetsAt"`
+
+		// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+		Scope BudgetScope `json:"scope"`
+
+		// SpentUsd What was spent in the window when the alert went out, USD.
+		SpentUsd float32 `json:"spentUsd"`
+
+		// UserId The user whose daily budget on the agent it is (scope user).
+		UserId *string `json:"userId,omitempty"`
+	} `json:"data"`
+
+	// Timestamp RFC 3339 UTC with milliseconds.
+	//
+	// Example: 2026-11-21T10:00:00.123Z
+	Timestamp Timestamp `json:"timestamp"`
+
+	// Type The kinds of event a webhook receives; each one's body is listed under x-webhooks.
+	Type WebhookEventType `json:"type"`
+}
+
+// BudgetPeriod A budget's window, a UTC calendar day or month.
+type BudgetPeriod string
+
+// BudgetScope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+type BudgetScope string
 
 // BundleConversation A conversation, named by its roomId or else its userId, with its messages oldest first.
 type BundleConversation struct {
@@ -2550,8 +2684,14 @@ type ErrorDetails struct {
 	// Limit Which limit was hit: `concurrency` for the in-flight cap.
 	Limit *string `json:"limit,omitempty"`
 
+	// LimitUsd The budget, USD (BUDGET_EXCEEDED).
+	LimitUsd *float32 `json:"limitUsd,omitempty"`
+
 	// Model The model the provider does not serve (MODEL_ERROR for an unknown or retired model).
 	Model *string `json:"model,omitempty"`
+
+	// Period A budget's window, a UTC calendar day or month.
+	Period *BudgetPeriod `json:"period,omitempty"`
 
 	// Protection Why DELETE_PROTECTED refused a delete.
 	Protection *DeleteProtection `json:"protection,omitempty"`
@@ -2565,11 +2705,20 @@ type ErrorDetails struct {
 	// Reason Why it was refused.
 	Reason *string `json:"reason,omitempty"`
 
+	// ResetsAt When the budget's window ends (BUDGET_EXCEEDED).
+	ResetsAt *time.Time `json:"resetsAt,omitempty"`
+
 	// RetryAfter Seconds to wait, as the Retry-After header says (RATE_LIMIT_EXCEEDED; AGENT_UNAVAILABLE of an agent cooling down after a provider failure).
 	RetryAfter *int `json:"retryAfter,omitempty"`
 
 	// RunId The run in the way (CONVERSATION_BUSY); on the MCP and OpenAI paths, the run that goes on past the wait (RUN_PENDING) or waits for a decision (APPROVAL_REQUIRED).
 	RunId *string `json:"runId,omitempty"`
+
+	// Scope Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+	Scope *BudgetScope `json:"scope,omitempty"`
+
+	// SpentUsd What was spent in the budget's window, USD (BUDGET_EXCEEDED).
+	SpentUsd *float32 `json:"spentUsd,omitempty"`
 
 	// Status The agent's status (AGENT_UNAVAILABLE), or the run's (RUN_FINISHED).
 	Status *string `json:"status,omitempty"`
@@ -3542,8 +3691,13 @@ type Settings struct {
 	// Budget What the agent may spend, USD, each optional: `daily` per UTC day,
 	// `monthly` per UTC month, `perUserDaily` per UTC day for each user
 	// who speaks to it. `GET /agents/{agentId}/spend` shows them against
-	// what was spent. (This version stores and shows budgets; it does not
-	// yet refuse runs once one is reached.)
+	// what was spent. Before each run agentd compares each budget with
+	// what was spent in its window (finished runs, and what runs still
+	// going have spent so far); a reached one refuses the run: 402
+	// BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+	// platform message (not answered), a schedule or another agent's ask.
+	// A run that started finishes even past the line. budget.threshold
+	// and budget.exceeded go out at 80% and 100%, once per window.
 	Budget *Budget `json:"budget,omitempty"`
 
 	// Discord `allowedUsers`: Discord numeric user ids (an entry of digits only)
@@ -4069,6 +4223,9 @@ type AgentUnavailable = ErrorEnvelope
 // BadRequest Every error body.
 type BadRequest = ErrorEnvelope
 
+// BudgetExceeded Every error body.
+type BudgetExceeded = ErrorEnvelope
+
 // ConversationNotFound Every error body.
 type ConversationNotFound = ErrorEnvelope
 
@@ -4113,6 +4270,9 @@ type OpenAIAgentUnavailable = OpenAIErrorResponse
 
 // OpenAIBadRequest Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIBadRequest = OpenAIErrorResponse
+
+// OpenAIBudgetExceeded Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIBudgetExceeded = OpenAIErrorResponse
 
 // OpenAIConversationBusy Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIConversationBusy = OpenAIErrorResponse
@@ -5147,12 +5307,28 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "limit")
 	}
 
+	if raw, found := object["limitUsd"]; found {
+		err = json.Unmarshal(raw, &a.LimitUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'limitUsd': %w", err)
+		}
+		delete(object, "limitUsd")
+	}
+
 	if raw, found := object["model"]; found {
 		err = json.Unmarshal(raw, &a.Model)
 		if err != nil {
 			return fmt.Errorf("error reading 'model': %w", err)
 		}
 		delete(object, "model")
+	}
+
+	if raw, found := object["period"]; found {
+		err = json.Unmarshal(raw, &a.Period)
+		if err != nil {
+			return fmt.Errorf("error reading 'period': %w", err)
+		}
+		delete(object, "period")
 	}
 
 	if raw, found := object["protection"]; found {
@@ -5187,6 +5363,14 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 		delete(object, "reason")
 	}
 
+	if raw, found := object["resetsAt"]; found {
+		err = json.Unmarshal(raw, &a.ResetsAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'resetsAt': %w", err)
+		}
+		delete(object, "resetsAt")
+	}
+
 	if raw, found := object["retryAfter"]; found {
 		err = json.Unmarshal(raw, &a.RetryAfter)
 		if err != nil {
@@ -5201,6 +5385,22 @@ func (a *ErrorDetails) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("error reading 'runId': %w", err)
 		}
 		delete(object, "runId")
+	}
+
+	if raw, found := object["scope"]; found {
+		err = json.Unmarshal(raw, &a.Scope)
+		if err != nil {
+			return fmt.Errorf("error reading 'scope': %w", err)
+		}
+		delete(object, "scope")
+	}
+
+	if raw, found := object["spentUsd"]; found {
+		err = json.Unmarshal(raw, &a.SpentUsd)
+		if err != nil {
+			return fmt.Errorf("error reading 'spentUsd': %w", err)
+		}
+		delete(object, "spentUsd")
 	}
 
 	if raw, found := object["status"]; found {
@@ -5252,10 +5452,24 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.LimitUsd != nil {
+		object["limitUsd"], err = json.Marshal(a.LimitUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'limitUsd': %w", err)
+		}
+	}
+
 	if a.Model != nil {
 		object["model"], err = json.Marshal(a.Model)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'model': %w", err)
+		}
+	}
+
+	if a.Period != nil {
+		object["period"], err = json.Marshal(a.Period)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'period': %w", err)
 		}
 	}
 
@@ -5287,6 +5501,13 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		}
 	}
 
+	if a.ResetsAt != nil {
+		object["resetsAt"], err = json.Marshal(a.ResetsAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'resetsAt': %w", err)
+		}
+	}
+
 	if a.RetryAfter != nil {
 		object["retryAfter"], err = json.Marshal(a.RetryAfter)
 		if err != nil {
@@ -5298,6 +5519,20 @@ func (a ErrorDetails) MarshalJSON() ([]byte, error) {
 		object["runId"], err = json.Marshal(a.RunId)
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'runId': %w", err)
+		}
+	}
+
+	if a.Scope != nil {
+		object["scope"], err = json.Marshal(a.Scope)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'scope': %w", err)
+		}
+	}
+
+	if a.SpentUsd != nil {
+		object["spentUsd"], err = json.Marshal(a.SpentUsd)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'spentUsd': %w", err)
 		}
 	}
 
@@ -18221,6 +18456,16 @@ type SendMessageResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// SendMessageResponse402Headers the declared response headers of an HTTP 402 response for SendMessage
+type SendMessageResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // SendMessageResponse403Headers the declared response headers of an HTTP 403 response for SendMessage
 type SendMessageResponse403Headers struct {
 	RateLimitLimit      *int
@@ -18334,6 +18579,8 @@ type SendMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18360,6 +18607,8 @@ type SendMessageResponse struct {
 	Headers202 *SendMessageResponse202Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *SendMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *SendMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *SendMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -18400,6 +18649,11 @@ func (r SendMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r SendMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r SendMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -18493,6 +18747,16 @@ type StreamMessageResponse200Headers struct {
 
 // StreamMessageResponse400Headers the declared response headers of an HTTP 400 response for StreamMessage
 type StreamMessageResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// StreamMessageResponse402Headers the declared response headers of an HTTP 402 response for StreamMessage
+type StreamMessageResponse402Headers struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
 	RateLimitReset      *int
@@ -18600,6 +18864,8 @@ type StreamMessageResponse struct {
 	JSON400 *InvalidMessage
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *Unauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *BudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *Forbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18622,6 +18888,8 @@ type StreamMessageResponse struct {
 	Headers200 *StreamMessageResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *StreamMessageResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *StreamMessageResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *StreamMessageResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -18650,6 +18918,11 @@ func (r StreamMessageResponse) GetJSON400() *InvalidMessage {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r StreamMessageResponse) GetJSON401() *Unauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r StreamMessageResponse) GetJSON402() *BudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -20936,6 +21209,16 @@ type CreateChatCompletionResponse400Headers struct {
 	XRateLimitReset     *int
 }
 
+// CreateChatCompletionResponse402Headers the declared response headers of an HTTP 402 response for CreateChatCompletion
+type CreateChatCompletionResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
 // CreateChatCompletionResponse403Headers the declared response headers of an HTTP 403 response for CreateChatCompletion
 type CreateChatCompletionResponse403Headers struct {
 	RateLimitLimit      *int
@@ -21047,6 +21330,8 @@ type CreateChatCompletionResponse struct {
 	JSON400 *OpenAIBadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *OpenAIUnauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *OpenAIBudgetExceeded
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *OpenAIForbidden
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -21071,6 +21356,8 @@ type CreateChatCompletionResponse struct {
 	Headers200 *CreateChatCompletionResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateChatCompletionResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CreateChatCompletionResponse402Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *CreateChatCompletionResponse403Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -21106,6 +21393,11 @@ func (r CreateChatCompletionResponse) GetJSON400() *OpenAIBadRequest {
 // GetJSON401 returns the response for an HTTP 401 `application/json` response
 func (r CreateChatCompletionResponse) GetJSON401() *OpenAIUnauthorized {
 	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r CreateChatCompletionResponse) GetJSON402() *OpenAIBudgetExceeded {
+	return r.JSON402
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
@@ -33009,6 +33301,13 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33227,6 +33526,51 @@ func ParseSendMessageResponse(rsp *http.Response) (*SendMessageResponse, error) 
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers SendMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers SendMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -33724,6 +34068,13 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest BudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest Forbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33880,6 +34231,51 @@ func ParseStreamMessageResponse(rsp *http.Response) (*StreamMessageResponse, err
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers StreamMessageResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers StreamMessageResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -39249,6 +39645,13 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 		}
 		response.JSON401 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest OpenAIBudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
 		var dest OpenAIForbidden
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -39422,6 +39825,51 @@ func ParseCreateChatCompletionResponse(rsp *http.Response) (*CreateChatCompletio
 			headers.XRateLimitReset = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers CreateChatCompletionResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
 	case rsp.StatusCode == 403:
 		var headers CreateChatCompletionResponse403Headers
 		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
@@ -46395,6 +46843,20 @@ type BadRequestJSONResponse struct {
 	Headers BadRequestResponseHeaders
 }
 
+type BudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type BudgetExceededJSONResponse struct {
+	Body ErrorEnvelope
+
+	Headers BudgetExceededResponseHeaders
+}
+
 type ConversationNotFoundResponseHeaders struct {
 	RateLimitLimit      *int
 	RateLimitRemaining  *int
@@ -46617,6 +47079,20 @@ type OpenAIBadRequestJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIBadRequestResponseHeaders
+}
+
+type OpenAIBudgetExceededResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIBudgetExceededJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIBudgetExceededResponseHeaders
 }
 
 type OpenAIConversationBusyResponseHeaders struct {
@@ -52570,6 +53046,38 @@ func (response SendMessage401JSONResponse) VisitSendMessageResponse(w http.Respo
 	return err
 }
 
+type SendMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response SendMessage402JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SendMessage403JSONResponse struct{ ForbiddenJSONResponse }
 
 func (response SendMessage403JSONResponse) VisitSendMessageResponse(w http.ResponseWriter) error {
@@ -53023,6 +53531,38 @@ func (response StreamMessage401JSONResponse) VisitStreamMessageResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type StreamMessage402JSONResponse struct{ BudgetExceededJSONResponse }
+
+func (response StreamMessage402JSONResponse) VisitStreamMessageResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -56808,6 +57348,40 @@ func (response CreateChatCompletion401JSONResponse) VisitCreateChatCompletionRes
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateChatCompletion402JSONResponse struct {
+	OpenAIBudgetExceededJSONResponse
+}
+
+func (response CreateChatCompletion402JSONResponse) VisitCreateChatCompletionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -62127,747 +62701,765 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1tc+M2ti+KfxWU/vtU23NoRXY/pNuuU2cUW0m0034YWU727FFvEyYhCTEFKARoW9PH7/517/v75n6g",
-	"+03uJ7mFBYAEKVCibDlJz+lduyZtkQDxsLCwHn/rcyviszlnhEnROvzcIg94Nk8I/PuUCIEnZEDmyUL9",
-	"LbLZDKeL1mFrOCUITwiTrwRK4XHQusNJRtRrMZZY/Rde6MetQ/2v687+r/Hru/ezN78dPHx7++H+rXyX",
-	"dhb/xDdRK2jN9Lfg9ZmYmJdvDm7fp29m79j7eee3A/FGvru7h5cltl+JuJBXIm4ddtqdTqfzIWhRNs/k",
-	"kN8SJlqH+wedoDXjMUlah63JXO69bb/bkyRNcSto8Uw6r77uBK2UiDlnggzpjKjGr9+03wYtCW9cCRK3",
-	"Dvffdh6L91qHrVOc3hIpUML5LYqmfD5fHKEpSQmiAk35PeqjlOAYySmZtVtBK+V8BtNU/7h+8/ZdK2hJ",
-	"OiNC4tm8ddg66By829vf3zvYH+53Djudw85++83bd//ZClqZICk0Vf+43j943XoMWiKLIiJE61CmGXl8",
-	"DIpt+y0jQp7QlESyvH1dFMOvyKw62pFTgiLO7kgqsKScqbGr39SHXoldd3sleZCKBEiSoBlBGP3Kb0nb",
-	"P7ql0fTZgPNZdTR2GJQhjNSyBOieyimiUqB5guWYpzM1PPi0MxT7k/rnFDMGmyxTHFM22YumWL1s27cO",
-	"WzEVEU9jtWjeTdAT+2WKJYo5WvAMySlltwjf8EzCckRZmhIm0Qz2/H82nPSlTAmeKeKpniGBZ8TOPoAv",
-	"wGlCwrZwJusbsn5Pb/1LTECP/IQzUhm7OhCI3CmuAeNmKFYv5cNt0fgQ7Y+YOqWH6POoJRdzMmodjlpC",
-	"4lSOWsGoOPLw++pDP2o9jtiIqV4PfL3CCYVegSaYhF9/mS5QTGOn8evmjfV6TWl0S1i73XY6eePrRM3/",
-	"CdOCBpqbjVqHn0cOrxm1Dg86wcjlZyPFk4JRiXGNWofvYejAB0eWEe5/CEYldjZqHb7dP2i/Vl9U/BCG",
-	"V+KIo9YjzLFVJYDvMU185DtP+R2NSYrG8ALCY0lSWDdNmAg22yXjL4ouSJryFBqbf6n9iXisn3Z/6J0N",
-	"r6/Ouj93+x+7333suYPXb6hrT3FSxiXCd5gm+CYhbXgvJhLTROg+hcQyE5VvpgQLzuDHU7VfxWqnWBKU",
-	"0BmViDxEhMSKVh5r9m5ARLbEe8yPZsPgHKODyi59PSqNjspj0JoSHJMURCbY8rg/YTzVax4TEaV0ru5U",
-	"c2hmZHZDUoH42DB8uCPg35iJe5IiqpubWzmhWs6SnCcCYRarW2OeUDaxXe0GKOKzGd4TZI4VccSBukpt",
-	"zzyNSXqE8I1Q23yvmDXjjKB7LNS1LaIpmWFH9lN3qPpWAJ+8jqacRup2IrM5SbHMUsXn1Wa2DtUFRNkE",
-	"VqE3xBP/jFMieJZG5JVASsBQ4gVWM0GESSoXSOLJEaISzfgdEfrmJ3ckXSB1qU8I+oFIJKb8XqAdzHK5",
-	"c0ZkSiOBsKAx2W2jS8Ji1csNjm7V9PvjvVMsoyniqfr3GWdE/1A36VHr21HLO7UBluSjOm978L/Ls+z3",
-	"ht8jkFL4GP3HXuV99cH8M+867tfNtyiTZELSyscGZIYpU4No/sG8Temjm3xTEM8EL0nEWSxQxiRNgFZv",
-	"KFNiluZDr9S2sZjfq70mUpQ+/uZg3deJTBd7XcWL6r8sObrHanvJmKeKpmS6qE6z/KUZZXSWzVqH+4Hv",
-	"q0vbtPztU/ygerAnSaA5SdGMskwSe3xLy7DZRnu3bXkQA/vxhIylImxXjjOrvnYwbz9sNBgvDVwx+oCU",
-	"poJ2hN6UXYQVQ6HRdEOS2P/2w9uDt28P1qzRY9BSDG1GpGWvB92fNQfxc5ruQVddk5JHPMl5TYXR7oT7",
-	"7U4YKLYQdtqvwyPNDWcEM4E67deBYk5SSze6I4EXYrc0/tZ+u9NSmmbr0HD/VtBiWOmMaox7dpAlcsQP",
-	"HwmbyGnrcP+dj8t0rb7sm5nlejRWTHNMSRqgUOvVo6zTeR3RGP5LwvJAG6jeMIs5ltNiDlZ1V4rubxmF",
-	"u0zrGN75HHQ6vgkdOwplP75QX/DOzVU8q1NUz1bPEN5YaS7wTDAqDe2Z8zwhCVX3Vd3exeZ5dW7303j1",
-	"1NQLembxPj64eR29id+Sd+NvJ++nH3699c8sLgbzvFn1YzKbc0lYtPiJLHzM8ZaI0skSeEwUnwbefKhU",
-	"eTInikOoG11adfeWLECKkVMyYvDLDY8X8BJl6OANmvIsFQEap3xWtMJRxDMmAyMj6Q+PaSrkiBmxCU8w",
-	"ZWhHC9PwCdXxLvSs9N+YK+ak2t3z9BbJexqRNrJq+IipgcFQMeNySlI9LirQm4MDFPZPeqcX58Pe2fHf",
-	"r3/q/f160Lu67J2ER840pzQhI5YPDAlJkwSlGRPQS+fDci/9s+ury17YRl1HEMRyxIxGdUvIHPSHKWWT",
-	"AAkONhFYYN0xHqdETNtoXy38wdu3aJ5SJpWeMWLdy+N+XwlRKY4UBz3KZ2ZW85UotoQK6JrfMzUYa4AY",
-	"MW2QoNrOhxdKadBvau0fcRYRJXZNsUCExSRWK2LUPz0V+NWuLApBwwmN0lGaX3vE6piqQ4x7ihr9Etzb",
-	"8cHNt9EHshelBEuyZ01BWAgqJGayFZQI/+3bQEkJOVtW142UJFUj+K9/jEYPB5290ejh296n//5vXsGw",
-	"PwaJcvlwdOdq1bRaBDIsZ2oV7U2Uy8NKaNa2NqqWkqAddS39Jdw9HOmtuqeC2PUxfQl7fHJ9QaA3+wcj",
-	"Fl4MesfnZyf9Yf/87Pr7bv9j7yTUFB5NSXSbtzNjwimBb8oUM4EjNfRVW2Dk6TXSs7O+b/cP/IumZPG6",
-	"hdNTet15oymGccMelNrSZPHUf/kY4apKhBIqpL71/xLCbV43y0JTePZU69QFSWZamJzjCcnH8ltG0kUx",
-	"FBCjSkOIyRhniQRlV33diLeKf68Rdk8L8/ryimvhQpse4Y7KRaAQrDL2sPIxHHxzuCf4Th38tv8aKuz5",
-	"q26hYk3X2/yLxX73pnpsl1f+Ak/I8lzVr4hlSms2F8x+3eqrnfEv/v7a1R5kK+WdNFsSc9KMrRYF1Aub",
-	"Cjlp9nzZZpCxSzhv39PEq5+dK8YGV5Hi9ihS9wkoKVSge7yoW159iEsL/G8pGbcOW/+/bwqP1Df6qfgm",
-	"H0Y+KLjl1w/KDkVLBbWjgacbjUa3UKO5jKYkzhJSJ/4J87y65yKart5z9YLe83Hn5k30Ln5POuODyZvp",
-	"u1/f3878ey6KwTxv438hN1POb+smda8fL4u06yRaM6Po29nB7Rv2bv7+t06qqfjBP6P7fCDPmZDjsysM",
-	"dVcst8rm7iQG/BrP5wmNQD345leh1c18Fp+1lVY3iUHnq9qCW4G18ILrBky5SmZea8iFScp0YawhB98G",
-	"ljgPzVcfc2ep+rDfxFzyC45xIshjU9ruqY/02B1J+JzohavcF9W5ascVtiOhTIkSdwRskDBkuHXBl2cn",
-	"bgYccTamkywlcRvl15BtZYzTuOxlyMD2M84EEdZxJtBYvY0izpO9mN8zbTi1zV4J5BiYAkQSQdDrDhK7",
-	"h1qJ0L2+AtkXve28NmISF/ZLMRgHQLxHEU7TBQqdHkN4PzTb3S52L9QLY2wlYL4JUMozEIezuToYjuXY",
-	"Y4zybZNp8U319XrDYbNeiiZ+c2DTXtTryya9la2dV+vMcqvaLzdYZVtr2lNpPbzGseY9wZqog/Qdjo01",
-	"73nspn/2c/dj/+R60PvbVe9yWGY2Y0oSiKJQvObCHAJgK4YJzTIh0Q0xkvIh4nPCMFWatZymfE6jAE1S",
-	"/luAJpxPEhIgniR4hsuMp8/ucEJjBB4jOICl770oB6pM3wQL2BOI/gf6jGARAqTnjB5DxPDMav8xl0of",
-	"ULdMbjjFsW4CKgRwD2t3DJDIoqlxWPA7ku4lnE2M7a0fa1XiX/Yc/yufRtc8ecbl94ozP+9cHp+f/dwb",
-	"XHZB/z47H15/f351dtJyz437UbgDx+qzv8OFnQ8H7TBuaNret2ATwEkCl6WxDe2qS9s/IX2/6tZTrK5y",
-	"3Z9rVP16LL7UY2Gt2ds5Eie9j/2fe4O/1xwH+7Hf6Sj80vvux/Pzn3yHwagZK4/D8mT0UbBt3cNg7fBf",
-	"D8KXehC+5+kNjWPCnn0CesPe9cXgfNg7HvZOytLaPOWSRIY8CVPaW+wKazFJiCQX+VtKdRJEIm7sGsCF",
-	"j1CUEKx0LC0KXXSHxz9qJ4RPXXw11HZx1LV28VeqWzMUEmvLGHyZcvbCotzl1fff94/76oq66A1O+5eX",
-	"/fOzS7SDddTsLVmouWJ0n1JJdgNUXU5QLkvd/O3qfNhFOyV58LeMSxwgUOYev8psX+yZLDsl++xKPNNy",
-	"43fIle6owjVnHJlUoIo/Ck6l9fbp6JuXPDTeMQfgiSwN1PhOw8pow6XhHhmXoja5UImICbmZEAmWG+1p",
-	"+nps/iWOzYBkgsTbPTfaHV46N0PfQbnHQnNhsNkZd7Qh29/10OgBaxPd8gHJh2nEwQQLmccm+MaOdkpR",
-	"AzwF+8LXi+aLPTFMkpThpFfQ/dOtdcPe4Kz78bo3GJwPWmUrmv6KsXjvWGKiMXo9PsAfot0Xlr7ckQUI",
-	"M5Qx8jA3UqA2jB/BAbApOhFOU0pAzaFm8OIrkX+xRA5G3FNLj9uwSZ/2Li+7P/T8NmmTwFU2RSvV/4Yg",
-	"MpvLRVldMQNDqpkOQdLuv9/FumwmoiNPQjUEkJtmVAiIxYLxKkYvOUcJV0JUxTAN94S+FGABvh6UL/Wg",
-	"/MT4fULiCdmOUeyns/NfPvZOfujVWMXyz6GYR9lM6ex/elOxZ051dmI7qa/S0Zd6Hk7JjG/LQnzaOz2v",
-	"tQ/rD/35qb86iTrSn8F8vhL+l0v4QJnHnI0TGsktugu/u7r8eyVqCML31ob+PZZ17uU8/ptMVALb04z9",
-	"6Q1UI1axUFXdkWrBtPpemrA6bVi1QpjFOhpfyBRLMgErXZiSX0kkw9zRr94Ek14+NEylsU/cYxgGn89J",
-	"jG4W+fqZ9d4NnLAftVlOmAGWsMoQTv31pH+5J31bdxzoErWXnFZzvoBbrjKNumsOQsnzsD8TMA5Bf6Ap",
-	"kRTdkvlX+e/LPRw8JtswjZ2en/QKu5hz97mIPR9aQcsGc7YOWzpczbUiQFY9RNaG8H6IYk50hCl5oJAB",
-	"D2AoMYffpvgO8smIABcH1Xbn8h06Kwfq5v0Jkt4RbRCDN+B7Ryiaci5IcT/As7G5YeB4vOiRdpYxcAZX",
-	"xBmbMNbSPbeTsVvG75lanZRImpJYtwvy983GBhAfV2Ti7rbR9xBxqz/jBttWVsq5IOFduCCJQFRWg2bV",
-	"VoYWdcgJ3dVPjpwQYyHxQqBQBxmHX1nIF8pCtnOxVi6z1nKwwx9yqQbqptPkWviMaVx3uX4l4i+XiE95",
-	"TMe0DuzFm62oQ69LmYbAF+Mjm+5YIQgLrbJqhPCOH6vkK/H8KYnnfE5Yt7/dRCQN95A53VUlG+zNGDpE",
-	"jVKTQAZoHbIsSYoUK3XRp9cmOakxS9WzB8Y6sGCKHsYaut2H6BsLeuFMMTzcSgLSL5DfYwGGIJtIIEgn",
-	"qktECip5QBN6ZxARvub8fM35KZ3ybWX+UO2xvTZCfGtNSo5JkDtE4GhVn8WAsZmJwoplJBTyAGKIOeG2",
-	"W9FyEpxLn36xA+/9Dpz8ypPwEGGTtVP4ZeGk6/fg1DNeoIsKhFGoph4uz/0IhTB1V0NR77vJQjuhXZV/",
-	"dD61U56Qr5GkX/i5dNNxvsvE4nmn0zVEX9+o7p5kmz9Ehcm/BrPJdxH/8Qd0af7maq4x0Btt6B4vCkQT",
-	"A3MVzrJEUonF7aUx3oeu9R68ASsGgufqrsbJtY0YMQMxb74S8P17rGQCnTwck4hqtDAGkoLkPAE9TWgA",
-	"FcswNHcwjoOvh/+LPvxbSvCgTGTjMY2okkvnJIWbiDOxHAzbvehDQkNuJANTJFi88mbGbEgF4gC3CRkY",
-	"/gNfNHqxs179hLmH/RMONeaXydqIMNN2QBbngsjXA/NFH5gtBsXa4FFDuZsGxf45VNHyJBT5fw2g/d/w",
-	"WGzLGwYuEs+BeBGH1CF6vtvsz3EKnWVzTUGvRBM32Nej9+Ufve24kjQZMS6vwV1UcwLDdYC6vlNkra3W",
-	"tgioI7Tk/sntLuD4/hPpdJVlCQ/NT6F/Vl+dW/9iJ+wCLxKO4yHnH3H63CSRue7sWnJ+nUB37ikzFlKd",
-	"Qae9DgLtd968f/vtO3SzkFp/+HOaPpZmZq6i8lzQKf3u63n4os/DIGMXBHDun3cU0oxdz01H1asmzdga",
-	"EyCaqEuGsxzc2pVpDrUSTiXCEn1zt/8N8Gfxzbqr65s0Y+Kb1R/+swh9zvJZ217GUExjffOy2AKKA8w3",
-	"gviMk+uLwfnP/ZPe4HrYP+2dXw2LKGACm4dssC9mMZpi8NpRCbBfu1CixCx7kBssy3ZB+vW2+7JP95Dz",
-	"U8wWtubGM484luQafOjXjg/due+WfexBCYjhzYH1JNcdO/cTL3T0qp/Qx295atr6V0zJVTZfCRRxpouW",
-	"RAsU4Tlk2KcER1MSH1X86AIvhAH8NsUEvvrN/zf1m18xnMkpT+k/nwtYYUU3PKfXt2Th9ZzzNHcjG1N9",
-	"3blToyJMmu+/2NnzfabkCjezMVeg9S+4acoznIx5OlOsxQT8Kh5zx28JzJc8zPOMarvkIpvPeSpJfEpi",
-	"iocw4+csfVb0eD1TXV7DKlZgEVXne+pjyAKUVj/z55X+/TN0VQBqzXVMBxZ4pvZVbPgC2dRW1eOL7t8/",
-	"nndProfn59cfu4Mfehurxy8Y4rw0uOCrgvsvRsspCJtUbXhR8vUZ5LxcjmZZ1TUB0qYmTYwEZZF2aNj6",
-	"bXkhR9CxXpbGl0cclKrOeIYJcd3lMR7lFXuUlGuafD0WX+ixGGTse8qomD73PAyuzq6/75/1L3+sooDm",
-	"JR7UqBIiSbyckpZmJnYqSQmOF2hsxvSiB8IdcpCbWewQTL2vPI1LTyO0tcSKmitf6f7LpPvteNYUEflT",
-	"tAbZ7wWCXhpDUCQqZ6zwxq3KfwZLYSXL62vw75dN2r9gKp9tx7eE9Uu3P+yf/VDD1w2KhZ+r5w5jKHBc",
-	"jkf9XQ6FGXvB4FeN6Cu//xc9FLaO2XaY/uXxj72Tq491mBf2Y39+0IvlidShXtjaa1/vhS/1CGzV/TPo",
-	"DnvXH/un/eF17z+Oe72TqtTvFnp7c/DY0DWUYPnC9ZU8Aw+8vp05SfdstmStd+er7+Z/O9/N9rw2V2fd",
-	"q+GP54P+f1ZsR6tcNi94NNzxBNvwuWzf23J1dnl1cXE+GPZOrk97J/3u9fDvF72neFtedB19gwy++kv+",
-	"1VmDKSu7HRlzqZxTicrNp/6o0lJgZLCVob6iwPzL0nROQrqu8EEXED2O8Rzf0IRKSmydpzlJ7V/kQYLt",
-	"1Lyawjkw3uwbzhOCmRrgPBPTMy7p2JwJ4X9N4+uZlag+fszd5PzmVxLBMhaDTGtwa4xUh9MY8THqHnTR",
-	"frvT1kBszjyiyixXnSDvysAxgrrqfTbP5CmPdUdUkpk7W1vHuQjASFO8cJqfZ/Kp7Z25e97XVag9DwSJ",
-	"spRKUBZoSmZqsqVPr1mMy+X2vvHZzyiFeaYnh2Pto8PJRWk3Gn5Q99TyEYa4pUmy0SxgSy9VM+/grWwD",
-	"OX1jHJHNO8+b+j5gfIQriPiVQGE2j7EkcVcCXNxyrfOirPg/9H6XycI/j+LjQfkc+EjaS6f5en9acUaL",
-	"6S9xkXnKJY948h3N45ErESv/fnl+Nrg49k07yJv/XLeG4X67E0Kmfaf92t9Hliaew1FZUvVSsDTa5QGs",
-	"WgZNYktD7CJYwiL3JI2P9L7HKKFCChRGUyx1KW4GuFtzkqJoilMcAaqPrqq3Q6UA322AnA9AlK+RP8Tu",
-	"Mvtbxzts0804Eo29r9EnMshaBsafyjIlnmzUokIONLbF/avHDDquo4JU0jHWkNvlXcDmSd+/bus2aUYk",
-	"jrHE9ZxVphnxDKp2Yec43ewquMCpXLtszjTtJ2qWqnenDgwIBcsn5hIi6fdAsSLqRXGIQjX/QzTKOp3X",
-	"Ufeg+++Cs8E8ssFwSLEReEhClFBGRIAIjqZozJOE3xtsbHSTYHYLz48QRuEhmlM2CVHEZzPzsXSB9t/m",
-	"4Fi6oP69dsIsc5eg9bAHA9xrJqEvjxuWsHvQ/YHIIRa3DgDT8l0BcYVC8ZHQvB6iHSP3eE7+lArJ08VH",
-	"wiZyCoC1lNFZNmsddpywREkm2thTc6QlYVgrPqsZKI3rtvrH4fCim8lp5W5fOiM3BKck/Z6nMyyfdEpE",
-	"3vHqoZr3aoZrNijPla4yc0Voe4OLY536r2Fm99sdNCNyymOhCTXUSE4JJFeORyzUderb6TxqQ899NuYh",
-	"0h8WaCd00GX11fBKGGwBpUfqAu8jhgUKK26CMMgtneaqeiWKevDhsHvp6Hvh0YiFlpmE4BCzFUgxYGBT",
-	"NhG7R+BN67Rf53PCzAwVlMQRC9WgwjzBxPraAEm+In2DFuyj5vI6wjTbLR9hWsZX4REyzSKZpSTOp7Aj",
-	"CEH4ht+R3TJc8jqCgEEW768mjNoj6pDGQbuTYxiba1+d02KHildvtKgBCD4jpnOIIDcK8L2oFCQZox2s",
-	"LU6A2W9zWvMvTIhUxGa7HDEDKKjeUp8mxiSw69sgfewxW5yPW4f/+NxiWWIwHktXSn7K8rVk2exGbdCn",
-	"wIspmuNh7GBDWAhctLrZboBINOVF8UJbvPMxaP0qOEvnkWeBk3uAVT5od/ySniZXj5B4SZitIBYGCP68",
-	"tAqp/R2EyGW+qo4XHBp46xtBWKy6yP+GbnRjicWt+GZCpGneab82S+67frG+douVX6sa5XOwJKh2Y02r",
-	"yr3SoMVHMsHRwnxJffRCj7VxU/W9v2UkXdiGSxTSZcg7IbWKS2MGZuQwWCgBWD9O04d3KDlf4wyCNCts",
-	"wBJeTkhLjEDd9xO+Z34EI+8A39vadBU2YS749XzCSDDNGEWg7XSEAmhGmBKRJVLTn471XxYEcpNkM9FE",
-	"33y5RPBCrOGVQDQ+QqpPk0flsI2IZ0lsi+4pZvhMxqBX6enHzcpq64+Aorgm72n2s0nPBUVv9vYlRLxc",
-	"gXkBpO7NmludptTB0saWOOyhOaGeJTwqWKx9S/1xNGIgrIMsDQKul0XnHZcWT4PfddqvR8ywiMMSi1Af",
-	"0MmwgCu6xLqlba1jg+BNq8ggbZYxWohi5vVMo14C1uPY2JzZab82p32/3XklUOgx8YQ5Yo5ikVFC1Ti1",
-	"nDAmMpraevs8kyjsHnT3jCEj/GooLduZyJikKYmHKWZCLfL2LVWd9us6/mQNqKXZ1plQNzCCVGnx5Qy3",
-	"msT/Fc23fvNhyay7NWtt2Qr5c267fWkrrmFQ/8LmKz3DLRuxSiKoT9CzyAsFQ0c74S1lsUaKNY9Dj/EG",
-	"HM4PZsFn+MFacfYP3nv4h+qyZuXhC/14u/uy1eUPWinXvvNGnQzUy2DhFbfeeVW2E9bGXQnzvU321lGD",
-	"1lnmSoqiriBUFTgK5dC37QD2j+1ZqpzDKCJzSeInX5A3CY9ua7ywwaYWw6rr9xgGvyEx+e4Ix3CzibL6",
-	"DJKu0MwaS5BDzZ5Dr8iqJMJJnsQIw883C2TO/44u1x2gcEwTY30Aq5zPh/OUM6q63bjRCkbyRFYB5dSb",
-	"HdKVqz0wPIIwRY//aGWCpK1AFxNxWhYjrhNKfke7sx3Vkig4lXLewM8LT1euCqiDHhpUzLHu1lHPfFRm",
-	"770nMPZccvCwnNJNtrRAhuVs/knnzDd0Tm6ftm3qzMbaeN0lBW7HYsHyL6ylAZ+W7iGLcYonMwcHEWpg",
-	"KrXYRyeWHva0DuwlmfmcsJrAIOxIkxsT0Wqiqd3JBAt5PM3YrX9IT2dim8ka5vXyVubrsXYzXePpOnHD",
-	"a3N+IVfgdu7WdWYSe0pK3F5kNzMqJYBT3fP0VjtfIdxgL+88cFKTlabEIpLAP8caKECN41eAvVbbkcmp",
-	"29QEQa++SpwTvHSNPENoEXa6G7ERzfvojAiJZ3PVfGzuMCUwkD31aO0Voz/daEPKRkRfmIu2nxmTWc3t",
-	"o1+yPOVIiT8MJyEiLDZ1qUBKXqcSLe0RdOM/9n8qxr8dZmIGYKdds3/NNNOq0wHttzt5gJL1RAqoQASy",
-	"rXiutgqRpcLGijZXXv4symytGkvGJCUsIkPYsg1n11AJ3lT93VTv9Ws154zkeg0uiCfNDeXGUM0Z0deS",
-	"0W1SfK/+k6WJo+HUKzhVN+EC3F+6WljbKjW1RqGZm5yyPfpI8X2Jud4sJPEZcWs0nRUBiL71r+o5g/OP",
-	"veury96gFeh/Q/xH3TXlC9hduqnE88N04ZsfqZAeG2/NxNapYUon8ocJrRlMTXxR/Thyr9Rx1dpSpr8f",
-	"+T2S3IYmoLAkRYXohmf2zlKH8ZXI3whNVMOI6bZop4MSgu90zTaeyd0jJ+gBYe2+LEo95aL5iO2EKZFZ",
-	"yvozoG5JkkWOaj7ljGcpiXeP0DwTU/VbEYaPcAqJy6MiecsX/vFsi9KGouXSbPxXtlrQi5cyL/mDKdZJ",
-	"2q6HU9v1/GEkKyLylqx7zX3QZVLdyEb2fOtY8yjANYYzn1O9diiQ/OSPIBBZIpc2JZdZzHnSpwsKKoLJ",
-	"Q+3HjDL3E/vBk4V41/5gjDCNQgPqCLIcD7DZoqjbeY3rPEDkAUcyWdgrWvGaGZndkFQ0WRhcMjA0nK03",
-	"duCJpCscDaTh532RD9vaLHv9LV1jifl1g8Bz3yf8hj210Vb4ktwpKQzRDVIYg07BglBIHavfNTCuEcNI",
-	"6YZ7gqcS3yQEAnGgLxv1EEI/IZryxNxwumOoQjpixT2nHpUKtdqQUHjfe+E8xcr4u9oXN7csvrweucJ0",
-	"SNfbCZ9rITyCapXEqPBqLgb8W70xpqmQAQpz21uIuI7mUr+8mM2wubXwjzYKPskaWLKC+az7rzSWETkq",
-	"4sXBFghynw77vhx2h73rX84HP/XPfrDpRe6j4/PTi4+9Ye9EK2fOE40rCVemVUScp5dX3532h0OAO1j+",
-	"UvnH/Bvln3OoTffV7tlxb+nX/tnF1fB60PvbVX9QfTbo/XvveKnv7tXwx6JBjaa0HVPeE4x4v5/5rtZw",
-	"t4ld7fflbc88VavYoE5g97j/snhC1nMc3fw7/XL9VQDYM6Jhbx/1y6sCXSQlacPehurVVYls0Fc+xMDO",
-	"fMVqfZevTeWAcCanWndbFs/NQ6S7D9DV5Ykb55sxQeBaKMidZzdgmKoJMLbhxBDHS6Tort2tYX6sFCHO",
-	"vXfdL1Os0yMMtMErk3kjEDTQSAhXw2M9H5gG2nkHEHMznOhUy+UpVIZcVY/MutlBOTNasQs5pMPSPtiD",
-	"2YA6SrgS3hT8El8xb5rsmxWD+5gTfOWaV2v5t4z7DHunXEi72M4OoBleIH7P/GlAhMVzTpk8zRJJ54k5",
-	"F8sWmxlmC5BvRY7/ZJtqZKjyNydEG7Q9poq5JzXRwm5Biu6MskySpSnM8G1NKtNzT7M5wWpk3gUJ3GVf",
-	"sWlDM47cvSYxi3Eaa2EN+pYknadUEP/9GfnjkzZJNl61BmX74hSzOPFtd5chHUoB4ov6lwjR1eAj7IDd",
-	"Zp0krYulFzVII8xGLMJJcogwEnTCSIzCi/PLYYh2Ls1qIIPOIpAB17DZb4JISdlEtAWJUkU/3WNA477s",
-	"HQ96w1DzOUHkLrqfckHQwcNDjhgEZkFtwWijLlsgXf3UpEjtYIZ6Cf0nPr+EjDhk5r6rmipNRtd9GjFn",
-	"bkLihUDzlM/mEjS0mpyjVcGUeEakwXRZdcmXlx9s82BtxWgnVN0emjTBMEBYopk65vvv0E/f7Vp1Qu3C",
-	"KzFiOJ1kgEZxhPAN5PnOCGYChZ/dbgJUkNch+gzu3sMRM+/oCTw+PoalCTuGe31yRNdU2veJ0ooEnFqX",
-	"sKBuzf05SQVnr0RRfP+GjHlKEJUozZhAOybcFoFlZtc593W81RsPnJ8M/6lVb32sWhZWcxFrKKzqsBDx",
-	"vNlGq1v9fsoTY21oo++IoLE5YcaIBLmuJA7Uwtj60ZBOPWI5ksHemCa2gcYtgHxr43pHks/3EnJHEvsK",
-	"lQDSN6F3hPmN1znizPq1sNwEx2pZ6d2mXAjPac9wXN+1ILOU6Szz45RgSVBXFxxlSn2mEwZH1zAGJtEN",
-	"jm7bcP/j+JwpUcqfU9W6oXz9OLEEV48dqkkDWdfuGF7LG8GwYy1c4SRpkCbliFmfqlOBuLmESHKRckmi",
-	"ypXg6N8TjhOx8RS1+L129RRhJSRer8v9ZF+0H0h4SjYjkBmZGUvTqjan+q3CDNpreCeeVl4vehiS2TzB",
-	"snEXxftav0tpJJpv+qlp4N1yXRrYq0eqJxemzPXagZZetq0vzbXbqHX+8sqbD7g7TkzqzapOL5xXVcsk",
-	"m1DW3Ih5Ae/7+PGcC9l7klxkM0d/yGhMAPNiXfvBcgvIAmq2ru6SNtTuIXUn1+11owFAHfgUsoVj0aYC",
-	"UWZzWo/QXClKhp8aVI7QgfZ2cl/X8gQhF+sjLY7tnXUJb6tmCyHJzK/y6me5DDYlDnqPkDiVWnREO1Yq",
-	"OugEnU6neEurk07kzEGn0+l4gwwanvXSIZd8bs54c+rKAam2dh9kgqT2KJanGqwHF8mtGHnok7oZy0fY",
-	"5ff2YiluQ4fQq+woyGua23Ptub3cK9JdnoKHPiFfXNH6d5mS8Tf0+YH5wjg8bwmZg5M6r3N+YwQ0Jcjm",
-	"RHaI6ExHAiyJKYU5Pz99ZrK1waSNWZ+e3jFndyQVhf8aP/R1632X0nO2WLq5N/hOfpEvfcQXUDbjKd0g",
-	"YVB/wrnCS5PoNPLtQdosrK0TedBcFu+aLQ40nIYWy3OVMec6StJuoysjWVsZHack1yIFCKLtP1ioBgJu",
-	"dI2YU9JMJP6OcsiJfLI07JNdqweQMPCFBegEXjZHCWpcjzOhj8625N2vguxaQdaKnmtFwzOsc5OfLpLm",
-	"tLUduXQt7dsR/97yajHPnNEd+BjplyrDfhUEmwiCTxbboNUThSJ9RcYex8IqO8znGyzIdZYmj99o/8I3",
-	"GjAQ/rimsUYI9FlHS+aPxr4lbYbI4b/1fXbd2f81fn33fvbmt4OHb28/3L+V79LO4p/4JtrILvsEHauJ",
-	"3OxKse5iflotrcTPdEO5m7p1X5Q7TL+Xe7UP24jYHhdWs+XPZjOceqAEKtmpTvCI6/hvTG42nXRVA+O0",
-	"gGWAYHhvVqk7gnULq8Wb2OfugQdPOjN1UAWb4LasBG21Q1uD6+dMcAsEbpfqRQjcDnO7BN4k2MK++KVT",
-	"8hZ2+GW2tvdgMYc20gT9el8O+GTck4FS9srqPkT9C0R9+t9TVLINJdktygl65bawsWYLXmR7/aHCWkJp",
-	"7tIr3TQeIRxPKGuUWnBRvOk96aJV6m3ltLaw8lbQ3P66n+aabFPGB/FkuaGqX4PV5r7jWM0EviMxwLay",
-	"9svJmDMyMxLmzcHt+/TN7B17P+/8diDeyHd39154MagL3kyhv9TvrsxnEyT1rUxXe/LBcW6sVHv3NAaP",
-	"L08X6/Eu4AK3e2MGkI/eXb7aDT8zfKg8sH0kOdovqVnW4pnS2QwCLyD1WKPvRlMS3ZrELvWcxCgBpWfX",
-	"ZErk6a2+0Bg4pTyV31OSmEWCAIHWYUny9lhz1TnQDFogwZWueLNwI3Dd5mWh/lPtQGysdfVorrUfQMtf",
-	"KIv5vTZ0MJ3etUGbOUmvBElPME2afc7U0KlQhRqsHUCl01o6gO62wJr0+r0IbyqCj+3+YrCgAq5B/k+N",
-	"3Vq/v9DJsa7e/3sIhkFrnPLZhn6/tJHHD2LOSKzxwI8Qmc2liY66p4J4Garkz9GOC04Dc4Lu8sF+6aKu",
-	"nrM24PlNVfACEQgb2FCIXRREHllvqglXM2zxlVBc1MTu1pNsPakayWU5/rywzzc0TWI55unMmwz0jBvW",
-	"H7LwAsEM2zT4VPy0Dae8qZmo5Oys8ZzabaylyCHnyeYho/WlYcZjkhKPGAIcLc+jlpwnAs2x0ObYd28U",
-	"veugv7HJffQUNStFRK5a1H+/PD87L3Ie4KT4z9vp8YUVMLSnNpxF8xDG13660KYW1Yps/jjDXHwqBxw6",
-	"UyzWcuXe6aoseV2M8jYWLN4DbmsXZU0ui35vJQfOB+MrWKdGtqE6VZ2XL+fPdrZZr+tLDEF3gR326tlu",
-	"QZTRq/YiooxOL3qiO3uBRHYjSJ5xaCuiGZ91gOZJluMGhW3Uw9E0DwcygaIpmSc4IhZACBzcnJmg1T/Y",
-	"xf3VW/3VW/3VW/3VW/27R1zmy/HVz/0Cfu6n2Kr1Pemxx0SgwHvQHtVREvZmtFFcOqkIQLGQbgnM+9nV",
-	"G78MvcTVRey6rZFMtmEJsnv3ggLUH+u6DlwqfGLZTP3Z1fvyJRlRhHtZbohSlOe3UgGy6AwvEBamzDqV",
-	"At1kNJF7lOnUxBCL22toE47YTvjZRnlaYJXHMEChfg6l32Zckle2HiyEgiY8wokVn0eMxupn9Xy3jfqA",
-	"DQOwSVSgovc0Y/04KGpQPepyguFnbYUbsccQ7YSjluQcxYTMR61Q69JYcR7KFGt6raYlAhSOWgnn8Irr",
-	"AhgxnKQEx4u8prxqCK+rjeCZVC1gVUIYTljUg8LilsRqkCPGM5lgIQUC/LuT64vB+c/9k97getg/7Z1f",
-	"DdH/83+jA+gVz27oJOOZyEcCq4DkPVdj0dVAbar3FKdqfbp29cStrtyYZixXSGAQZi47Wp22WxGgcI5T",
-	"wuRAj9y8T9lE9RCgUPtK3AcjZjUcGgd2TVLOZ6bPQxOxpHspe6NMgdNdlLFYx2uPmDO8VwLpPDqeiABh",
-	"k/aoKxrpbHxxpEPC1ZWs5hnHJEaSm3zSfOCvBArVO1ciDr2Jd2oVl2+rfqyj0PXamuUTau1terROs5xY",
-	"a6Na7h3MdApskYevqcemBdL4EL3pdNQmquEV2bf6O20YzD/oJw1QnXMu5wp/92at28YVGX3Inuq4PRUw",
-	"cQCt8+iBauageggArGbdbhaaXnfC//oH3vtnd+8/O3sf9j593g8O3jz+W7gbGIrUyciqYRmbbme/3UH8",
-	"jqR57bgAUHjzU2VqTI1JKkYMEmrkFMtdJKcpzyZTTatxnBIh0CTDadxGP0ICtJY5TBi5iS2AoqSnxxd5",
-	"jjROySEiLEoXc6kIUyruIgMU/sX8H6Aj/kCMq+toxASBynbuGzc4ujVpDY5Kr3FAgR5n+KGEV9ZphvzH",
-	"cLKQRjIsk3QTt0bZaMwkSU1W8cpb1n6zbxtom9gmeQd5H99l0S3xwmCtd4WU71MuGyj2+XeH+vXqher6",
-	"TfL1yDvPp/lp1VaYKXlgaYD/rADuSMk8oYV4fAMdAW97IlpH4NgQl8EbzE1c83T+tmN1PbXQZTyf2u+B",
-	"rrThxt0SJq4Eif3jUMz/GJsSW9XHy+hBqRMgJ1ql7oN8C/J1cbtfnvLKbX6mCJ4f3K3L30vH0/HITnmW",
-	"QuOF369VOR4+aKX89vZod25OlEYfuCO5RKAkaD+KSPOT4fa1rYNRkXSzlJl6g4TFxNRYnBvLExpjmmRp",
-	"zTwAz2EIBOeRJdRDtKMtDLtI06WLSledn/8bNsXrEt/5fEWn5rHNdiv1GKiruIAMMQ6l7kW/7lMFf6h+",
-	"RT9Rw7/hcoogOe8Q4WXsxALE0QhM91zXt7QCXmiSDdvAZG3PoX5dIPJgdC8Df0riAHEWESiG7x83B+jf",
-	"un3QwMBox5RWoJw9fTPSCoNsYjhT715KLMXGzK9CqErJitQzJ+RghuuKjqueenU073aFJdLlJdBOyG8P",
-	"NQyIEtIKVAueqMWJkiwuWdmdryky8HzohApJWSSBTMDug8Sc367nEX5UXtEKKhzJfrnC992DWaGPtZeC",
-	"s3DV01chAC83NjrLiUFb2dTsAc1JHbikwZzZzEM1cH1LwAleKSE3x6/RGemgvprPH4Kjxa3vVExQkU1N",
-	"YE3hQnVUl7frs2xMl0E++1ULe+qtxx8yckfS8BAxrq0RVnfT/moAxDlCoQZWDg8NbgtnBMWcCDcgBDpS",
-	"Y4FX/bemGcpaf6F3iy0OzwbCc5WmSuqe0Q1tGu8aA1fxdd8i5348D9BQQgW4OIX1lQmwtKg1zH9CO0Vy",
-	"LlaP9kiiH6jWcFVzRhok4ucOubW1niuuu09qFjno36bp6C5jXQCMXgwCRwC3D+Jz3dkhCmNMk0UIIGpX",
-	"w2MU40UwYqGBxyt+N9B7oRv0V2oF9h3oXDGyEdMskuBbCFaiso3CH3pDZJPBPpuQr8dvhIazFVN+Dyd7",
-	"hvAEUyak6gNr3CHA6GujneGUCmRKsGpVVJtUdGPHsAKnQYPuL4g0jlUNEwV3sNpscLjiaEri9q7HshLb",
-	"YEnyECWZoHfk1OLpa+a0LKvN8IN+AXLQFb/wQPAXkpyD3fhi36hGfr7Qh3wqvgdtYDNK7pZsbgHYYgAw",
-	"AUQzzmd9MKySRBD4SVv4gsKuO8ulvSQmQmqA5OUgBFdc3Ah8oEDzr6IPrOBjQWtuw+bWOQKd2buhdnrq",
-	"DZxjboD4Zvmi+ZJ8qt3Yn9zIgg2ujTrH3hqzoI2Bd2saOYRZ39QfiwXd1U+uSFfYYGalkMcKU6ZyakTF",
-	"BcGpQPsfvu0oxvjhw4cPSoi8Gh4HmpLVOxodxAkJQTuO3ZXKiq5YD1LsXbeDToP1firlrF3YPLfwS1/Z",
-	"OU4lrat01qSGlF6RvIzUCgLf2u6YulNrNqmuwqsQVEhcU+X1GKr8JSR2ttjLZ2uEbmc5fSHSII2BPv5K",
-	"oHGCJ0ca/t6xpavvoyiTJplujUXKLcdlv+1bkuq8nmc+W1qlbVvRKtEjywlXSbJZMEY0xXKzFnMuNmrx",
-	"6J+GPM4NHR5jyJywbh+8Y1Ms24VNJDSIpZ6aP1NOI59RqOfUY9EvldxXa2J1nGEeQ+MV0fDL375i9AEJ",
-	"EnEWixLroUy+e9OqrwlaURvVKkSzebIXOoU/QKtDNPZGNedxbzUO87p2Zo82WpgiLjtrAudfbnylz4kv",
-	"IiWP+bHr6wTBm922n/y0lsi6lr1V2d8avucjgWWnFmVUTK8Ly0Lz+X8PTQ1WHxhrY/Kw0jGyWf/Wvpdz",
-	"pOpKw/eKzoPKZNavbF7zo+EZbkemesmmJ/k8P8E2a8mIBkADCLp98tnO2G2jA/7EIzy0HnrKjFUHhqvr",
-	"POpSrKvP8VZOKkzzDzyuDYmp7pjFJGlwBy/3dwLtHoPnnFPoqPFhrTlkegJPPGIndvaesiLMn0HcRE5d",
-	"xSYbXN7L67IcXJklCcqYpElerqig/rz4ka2bIySflwriqB/UGtVUrajn1QWtO+zey4yasH69zLZs6yq7",
-	"dnl/atO7bahd5a6Hkq66ADAAfC9Mldcjg2Cvmgm0E9IZngAEUxigEDwJ1ziLKVd/jmlCwgC12+1dCCIx",
-	"uNjrM8Ph6Xp6XL3fXV0XUO9kUEo2MYXwBbIVxH0bvWYnikqNsrZANoD862g9Yw82x0QvbGBie0uLrRbq",
-	"V04Nujgj9xBGngtcsPrCLqWptEIZxN/ZQ5O7GGc41jWfcxdW2ai8jpY/P+kSc0h06RL7tLSOa89Gg714",
-	"Ui5SLhmovlDRmbBCbRudmhBsxqUBvEdTkhK0I/BsnqjNHVOSxCJAIfj9FNEzKIRsxJ1rfU+7h8CWYNX+",
-	"X7uNLnXyeygnAVFvCM/nyWK1OXE1YEVQMkweFbwPghXDnFZM9i8j9/lPO0VVh3I0P9AUeZC7T5RzzH7V",
-	"GjfX2DZXaBU0LgHjGs6uSB9Smk3QYTUZ4e27taYqgcdELq5pTJik4waFXaoCi40AUjJWCSfCb5Y2tYKF",
-	"ccrtQf4bVP3U9WlXSrNwzGsOt2M/0oO51o6aDbdQlxw9N02Ntegpa7JUM0nLaiuNwyupaaNr0RFbmg+8",
-	"wvpX5VJsLvrkEs+SSa3JSpS1rFVSWo1Gbm9HrxqwDUHOYym0o2owQTMAz+AzOeVpqWB9G52zZGH5HNRw",
-	"zq/IsPDbgH+uYMCuKBATbYZLW3l+VLBsqNRREEqezljU8Ma6dPiAO5XLpdN+qMvoHyIdKO7rBlIgIPzX",
-	"RIwjkBmMH3bMTRD8zQJhdJNgdgvPA2QCcXU0g/7IP07Oz3qfQrSjrjwNmoOZzg7Q49ldJoyg9bAHz/Y0",
-	"DTyFkZiCvTXrVFO/tFQIGS/f45q/BZC9AHJ+Gtg52VC1IJ9ec3e7z+6wzvGuhQ2IlMmrPnuEoTJXXcPJ",
-	"qgy+fNRNCNJ1rl1XCY3FSi4ttCAgA23QCI2mXNj5wkxHm5tySGVqaXLbrFfhrvwDDSHy7VpHLOUgJTJL",
-	"IW2hCGQKj1Cowwfzd+HIF3dk8Xuq/TQ2bvGVQFBtnQgkMgCAgnh65zs6/Gunoz0BVCoeqaH1IR4IIxik",
-	"twZ85es14cTuwOuC3YplaKDrl3sMPAOpdPmpwQbVgV1AXGMRDiJxcmszQqkUeVrMblnONf6WEroaNIK0",
-	"EejT7LYp+tlGPW1vE06qiTAlxSoy3f7B+6A1x1KSVI3yv/7xX6PRQ6ezNxo97I9Ho4dvx5/+8m++O85J",
-	"tX8KRE0hyL6uCK5BK2P0t4yYx6ZKxjFnjNTU18NFEdM1LnzThVP8UR1sYJsbguPYa7Hv0ajtPN27MyL0",
-	"ri7O0b527ouRyqNkHUA9s42e89EwmqEUwbAChoraijNAaqaysuZ9cMIjvaTE750QlDWAaikVJW1SLbjY",
-	"R1MwuHqk7eRsf/kc7ZBK21def+/xXiIc7+m+4VYrtXldBgbRDmiZ7dWkHLs51w2wAfPXVw/+d8VDex4l",
-	"enOtn00YBbJZPYl8wbm5xfT9wKqbQfY4DLcZZs/6IT3TW1+e3tZ99RXi8bh1zRtsEqIdSBKibALhqveY",
-	"SrBygQ0TIv8jJesgiW8JonI3GLEw55VhgMKYiuJvCHCdz0l8aL29BjZO9W1JdcRSMuN3JN4NciS6HZe7",
-	"5EE0VB6iGxzrfIRAsSUEv98sRizPKoUkQyQIQaGm/HBXD0sJp2pIUUrAhoMTgWZUCMomuzrJMLc/5uuh",
-	"dVM9G7XGzuRysEb4GTr3q31adCkFslVohEcQXN7fEKahxqJfDWEueg/WxqWZwdbh6NZw9WYDoXGjL9cY",
-	"LppYHkzjaqzT84KVzMAuUnJHyb0HhkxIOsOSxMMVsvumNbQqq/G4jXpZS4T4uIUKWWWC8fRYoMp40DwN",
-	"rtsmX2qEtZabauy6OzMrF43TYwiWdnE9JTyb57tU9QI8P1+spfHV475sF4KwZmClQO3mclcVFltpjRvi",
-	"Yt9SFm8SDv0T1WDASpUyR/FpytSxX7b25wk+TwFaH85dSXfifCbAiOHXdJQ0sDHAqiiwX5fjaC08eEo0",
-	"wFEpK/YQQTrGFAskEhojnuU+nHsAmi4qjR9UEKby0uKgwDHOajCEqawzIYODrJSjGUCkp+TovfdLeTBB",
-	"Cu4z80nHCPF+dVhtNf0vJZEsmUNqd2Y1kjoQekkZKBGiu61V6l53aGuLw6wu8yKcduuCVOLWcrOGw3o2",
-	"U16a5wtw5vwb2xvtiw5zKQQcTGtld+lqQ9t/9xvaqqx2WTNRXCtEO9gk4gQawAc8GRC9BhlWTCkiAGMU",
-	"wwkK0Y76Hc6xNV/D2dh1XTuqR5DdVZM6yT0f35YUz9KGvUhBDwszu6aeR3Vu2yPFl9Jh8w80i/x36meI",
-	"yYZywoxI3GTaZiSn9vVV+QUafrXIFWPJ4tDJLcA2swAU7Sqegr6FbISaH7l1ewrSU+1Cdfda7iC4n3J0",
-	"n3JJENX1bO+nfFbMy0AYiPXXnZtV4epv7sgbktG2D/YKle2POt/OTLd3zN3le8nTfuHIvUsQxylRB8d1",
-	"H0V8RgQap3xWKlswp9Z6k2orREImKQYso3uqbi7vBXDSAGZ5gU56H3vD3vXF4HzYOx72TnJzFUYap9kd",
-	"CWH1lqITklB1qS1XCplrR33LrDOJwfykcSj8Xemprocz9MXFhQY070qQVISHyHSGWDYjKY2MYy4WaAcz",
-	"RJhMF0pEj+mESs3YdkeMp8ga7wXaibAge5QJwgSV9I4ECKOEYI0C9tfQRsHtHgEzHDHG2R44YwJk8MqI",
-	"IAYVA0LoDNaJuvv1BV5w1p28qg9mjCRixFQLHc0wBsvdrhfiLp5RcHCK5vXv3fSiT8EymAesWrFa7prs",
-	"AjM0CA6KFcaELRy4PKi+kcOO8HG+CWXtQBE6wujk1PpNwVlzlOtIbztGITE+x7edx6Dlbu/GWVqwphsi",
-	"dvOYpEbg1dTvT2aEsIh4yE9OxZo3TgnLAySWX1OLPMCS6PJC9Vr3XOl5lGWS2IWzN5BeVyVEurs4Yjsm",
-	"Zg/td3aPNDAmlUuNGZdTRdlK9jQwPYDcmAdaMpM3roF9LL6dznp/V8qB3/divSwxTPCK60WviOo+/bOm",
-	"pENkoEJWbSw0PVYvArChxHQ9MUCbE/NuOX2ovDE/ZjPM9lKCY0UlyHm4XiKAwa8u/VmM3eGs/bOfux/7",
-	"J9eD3t+uepfDVpD/ctq7vOz+0GsFrauz7tXwx/NB/z97J/DC5dX33/eP+72z4fVFb3Dav7zsn59dtoJW",
-	"9Sqovv23q/NhtxW0ANP0+ux8eP39+dWZeu34/Ozn3uCyO+yfn5Ue/NL77sfz859Kv530PvZ/7g3+Xvrx",
-	"tHd6Xvnpp7PzXz72Tn7oVV6EiZV+Kz8f/nh+Ao+7Hz+e/wLTuOj+/eN59+R6eH5+/bE7MOtyeXVxcT4Y",
-	"9tRqnfS718O/X6gHg+6wd/2xf9ofXvf+47jXOzErMewNzrofr3uDwflAfej8pFf8pdfk6qz7c7f/sfvd",
-	"x54z+ZP+pfoFBjLoHZ+fnfRhob7v9vWv/ZPe6cX5sHd2/Pfrn3p/v+6fXV9d9jwPBr2rS2hxORz0uqfX",
-	"H89h0wdX5VVXf3/fP+tf/tg7cR7/0u0P+2c/mF+633XPTs7Pekv7993V5d/VJ45/7J1cfewt9XzROzvR",
-	"3XQvLgbnP3c/Av31B70T721eOkEbXeUnRIkOwvrr1Sk5KmGLa0ElJW50+7I3f1zUtiv1zqVqM8dymoMy",
-	"4liHxKOdytECdlg5XLteC13i59u/TGk0RfAQ4FqmVB6iMOIsytKUsGgR5kWAKNsbJ3QylSjC803zUjX6",
-	"mxseluO86FhstONQrsU+tvBfPEUpkYot6Y78U5yXZMpV3HNJBtWt86oQlbsNxp6P2x2ofyC/ZVzL/Z6A",
-	"2hyfF15ykX4hzPZeu/g1rlEpfWGMrLclQLmzRb2lJhVniZLSlvnibh2I3MooHkUJyxVNXJQtmS66Y+lb",
-	"rUudEY0kB0c31M1VExmoNnvQyMDcIoEXAu14GNsRWmJcpQSEiHPIE4khfMbEnlb1e1tosvbSD1oAle3f",
-	"qDRjNgP1Hi/QzhIv2j2yDOD0+ALOoY5GhZMrdGaU6gTQ7SYczBNFCS21NGjH4Vu7NjJAmLgAi5KFdpb4",
-	"2W6dV8FoOPVB6PodtLO0vLs5wWnk6h2XWfu/lwlfVvyP/B7NMFsY3jUzhnzFDZuS52OdnOEq2hUcAMi6",
-	"1QHVNzz2pPYQK5+tlaoqmrc3/Q0CnBogVRR6ebUGpTO1Oyj50DxyHeLPMUMhjW38OnND1JUiWIpuXxXP",
-	"DpTrBrAfgV6lI9JAYt/XgSMhuDfCrcWrVyPUdenovo6vdqXJGiez9UL77vb+M30W/ficJYutm2BMt828",
-	"PMsOHF+XTum8zUqGASGYxKZA8SUBYdeKW+swzp1bskA8VQz1lsxLO960Xsu/C84G86hhCpFvgHuDi2N0",
-	"0O7Y5MFACQx0TCNtmAK5QMf95/eMkgJ4VMAvgiAVkzHke/pqtauBp/Oo9qwftDvrVSXbiW+P8uAQXT7+",
-	"aZCNz8TeqszMZiAGnY6uKXSzkNpJvk1Arnzi2gm7OSxX7LYroSsdrK9GoL1aDU5u8ZXVkzAxX8vnFxbP",
-	"H6MESSB1z7ZSyfyWbeiI2SBU2GywmURgJrquiPjSij2PGS9vwLb58tIXtuG/8A77j/Re5APqm9ixbcOg",
-	"5h+4wHLa/O2COUDqVrmaYT08u9YElEQgDkuAsPeg0k44okxyndLiFloLlMQzYr2E/hOfXzqqFCwjCj/r",
-	"G+MxNDV8cu6gftoBizBmOQzriIWaz4S79stQ2MNA0LIYkWjKNRrthN4Rhm4yiQDgF6VE6fUpn+nKMXmF",
-	"6JiKW2iakLG0wTp68MawuRkBwn6vr+hXWvgtH9kX8WiV6W2zm2VumrzYpQIf8I36NJpf5sV8K+6SdLJR",
-	"4TDIP5thX5CHkDHl9RFohN2tKsRT991iFqZQzfM6MetlsaXrrFMlHG3jwxFag9aqsq6RqU6O1Zl1QiWc",
-	"q4XSaA+RQedG1tuwG+RQ3Lnqy4pCgVxAayxRzHPR0jjB9Gug3OZYDu/eGAdYM6ZaQhIvIYKsKKr07o0P",
-	"96NJ4shpNB+mmAmlYYHqnnoWeyrlXK2E+q9AV4OPaEen+uKbhOzBUwBsFmT3GVgzQP7NHKjlw6EXXzy1",
-	"flRx7B6DFQaSosB4kxpSmSDxiEGsSWjKrYZoypNYQAK0dsyh8K9EXTZcfKPf2YOa5TwdsfCv8N3YfbCi",
-	"TlS5JNSIra4JhdaWhBqxbdWEKhHYcsSZIh5IMg4rFBUeqZ9iykNTAsBCgqoRYMlTJEhRru70+OL6cnjS",
-	"P/8fikDK6EKlbltBy/xHCF33MqbcaymwtUtqIzDjxiGW8Yqoyspnnne7Vse87Xu1LlGFFI7m8v7CDYtm",
-	"+Lacd6pksoQI4Q+tSjibDEk6W+m+nuGHPOreX1pFA+3bO4LgNKFFpLFAOnYZcvBxNC3MCFAxUvU4YnmW",
-	"AsISvXHxeLB+J78z0HulK+8eWkgfImTugLZlTKjUUec66kAD3KdSTdRMxBxoJqEkzYiVqwDb0EoXMAiC",
-	"M7QtwoRi84RUPNwHVaD3fRd9uGT59wSI10UG6FfzmAYP1k1lch7LbLMdKdb4oGOrGrsT8QDYr7QXaxp+",
-	"jsHl+ejbTaO++nFzKG49ry2U4i2Si16Ad2xDf66M8o/UnItJbYFxL15EF9JdX+a5RnmQnikmjOe05v4z",
-	"KQwase93SveOlgLhK/ZJJ+dEO9Y1J9RlJBjXpV4Vr2Qcooj8/uDnZveQebKpxXI1UPqLxEBvEORsgWao",
-	"KTTnv5mbpXi64cImTjif3mpY9vRJ/Hj1yj5xzN7h5Uldy37v1f5ikAAAHdIXVu67IlYP14tAYFfP0ucX",
-	"DEHgIr49bIi8aqIm16JJLK9w3TB62qTuQ5k3tsJSmKjBAStASMPPwIoCi0Z6iD4DnCN6RI+hDhDSuXBj",
-	"ekeQmOI5WbZOlqAf83/Uws1tjlTriDNvOv6qE0sLZEEI1xesWGrqRsl6MqNdfMrlx1U2+ITytgZpit+z",
-	"gjXq8N+8kmeAUp4xXcMbvRsxW9VTi/mmTKNrdIYCkjwmiTVktOcpjUioa5VoYy78gqRSbV4JtKMLaEEj",
-	"8Q08E+HuEerYtErzPhUjHfGkpfsGJUWfXv7TrEx5VQID1eV6U/XjHJpLTsmsBpioHs78mdUxtz/WahXN",
-	"SsQXTRJqSjvoIAirplhoJkUrtsRoAXbcYMPK1TcrSFCFDlishbMUGlu+tAruCtUX4awr5wn07QbE266U",
-	"fqy7T2OSHqF5SgqJDOtGKWaNgWqHZhBrQQaeUkKztJeWDFfcNwMr1zUXWP8MWXB2mjWIqFsWWopJptmm",
-	"HubnZrptkKdm18RN1HZlj3y919HDczU7h7K2r9uZzhvBcVdCE3B0O4H7rTk6stSFFsFGc9A5yG1Sg4wB",
-	"kpHMBAp/y0hGYnCSJliSdFe7VRMi88jHCUcGe5AbJSQCFMAjiPrV+KjacGuLvcKtt6yQRIWA2GATrDip",
-	"TluWSCqxuL2UKZZksljbxVKD0tnaxKLTHJV6oPM0BcLLsNTL5UM8ilqlIgOX1phOJRFzHFUBFAB4/A83",
-	"ZBVZs556ZRNSU7PHtBuSmZLyiUc8HuOU3JNNa2VNUkKkSfVp3ipjEUklpkwunls261RnLi3PB/BEj1cX",
-	"wc+LXJdUlDqBwKl57iupZYufF6b8KS5KoTequK4YSBvlpf3NrzMvNEuABIRp0BSFs7wUOxUI3wDfuAdJ",
-	"ekprppPNpVeGu5zilFiZxsrtCR0T9brOO5hr9LQCqbi49D58aH94+99aZQyGzt6HT5/3g9ePo1Fb/3Hw",
-	"+N/+bb0vtLTggW9D82l4j4oSaM6eFv8HbS9SU3Fnowqutkw3qCagKZnkviQpxNI26oo8Lv+VgPrDPs2I",
-	"SkD/TdWGo4qCpLZgzNOIjJhfUTIpKFjqzxzm5AbJEGnGRDBiOCc2RZCmoLAhPFNW1peiSv21pquzpT5V",
-	"yi/yl6vvrinyq4Xa9d/ntTrSswexVM5IDSgfWS1BAlH1mPRC2m19UT0VmFcrm9tf0uUCzU7G0EqhQi+X",
-	"fhnOcWNYMFjkGlyw/PNFKa7K3q0EDSs2cY23xpdpASfTJGMF6KZQSk2hJ3jQWDus0tPTEUTLk3qmTF9e",
-	"oK1L9S5VuCIQnxOGqRKCmJymfE6jlhJP+G/qP5xPgBh5kuAZ9ktIbse1pfRFNjdGkmLrTBiURmw2dZZs",
-	"9l8Rnahl2ebA/uWJrgsLdbOuIb5p+fSsnM2slKznxohsZV3d2KWK2AkmIhYtLgjDibQh68Y973DgvQMf",
-	"O8MPhXlsRf12bxobNObJpSRzUZe+qE08RtlfKAnOxNFRBjn5YPXJnfBvj1AH8fGYpGLEGNev7h7lpQ1w",
-	"khSKHXQDxx6uXJC3QFhcilFY7cdXHJUIwiLypCWcWymn2aHWCtQM4oyylNR+q+M14s0vyhu1cYn9U59q",
-	"6jFi53VXdL6sqZQgygAtOEkJjhdaTlcC0YhZBT1AYZoxBjDEPEWh4VLiGke65q7d80NXUB6x0NbKaiv5",
-	"qr2kSRtrNwoJgy+Fu+3i3zqRccTUQBVhHanv/gooYk75bpDK3nQ+oKXcyiMUKqpI02wuQ4hS0wFrIOuV",
-	"0jKL92Cuxu1odBHIW9J2CUheE9a2ocbDk+QGR7ehXlfBQWzUMVzCqCNWG1FyqXqfxNfQZPdIaSrphIQI",
-	"z3UuOBhOyQPAGmKk1x6MIFoBGbHSfu0wDhE+acZ04qXqXejoPNg/BiXuTHaeHfuIqQ51BHqS5J8UtrAd",
-	"ZQinKb3Dxmxbxl82ewNGM5O+la+dRnyC9QCbWVpCeyhYoFNv5WlQF04HFvDCQa7wFRb3JUVqWEmSQMSW",
-	"ZlhA+HGROm9K+JVQK9fWmGziAHVm4PV/FqV2jSfUgGjoqfgEgeqaOKIAZXc4ofF14fO1v+A5vb4lC/hF",
-	"ZOMxjShh8npOUkDf1jol3IXXjMvrMVgAwRw65TH8ZABrYGiLhOP4WnJ+neAUBp+x/Eq9npGY4mszHXX6",
-	"rwEv4Jo85KhJQEkMJ9cWvVt/2v4FXOU6Y/gOU70F5RiQ65tMLCBKRYdFX+crCubrawvVtIYmB46FvD4/",
-	"2JgEdLs9tcVYUqWG6phT7dulDOWVDMFV+8SMYvfEVEmlPiW4SmT1JFEscaZuYGkyI/OfC4LIf3J30Pyk",
-	"hbvr6oCqi6zk4OXCkomSjusbnfpBIbo2lx9MSzZ3PtcbKqylrga7G7oNL2m1Em2pNvvaiurMK4+6o9IR",
-	"5IzLEklBMUpFVrvPKNTurG9R9pnfM3VNLdbBT6hxNYTA9dR+zr9ilqCeiGF4fg3TKmGNdESXmDzhgJus",
-	"mEPG1fnmU61V25YX3U1Vr7geix29KIUrVqgboFbkRfkWdElTLdAFSevfAJNiv5JDUn1+YQ2+awLZ3fGU",
-	"mpa+UxmWb60uIC8HJ1QuNvNa4Vh1Qe9IA1A0k/iX6+hykRBv3K4HKp81fTNV8uyGY/FJ/fXAiwZHEe1I",
-	"gmcommK5GyCDo4h2ZjRK+U3CJxPKJuqBwVpEO1reAGS0+byExesgMxo4Rgej0UujkITijTca08n60jyq",
-	"9bF+F1LMVsT1W765vkNtL/Mlnnspzh3EZiSXSd5jEzwhs3LBddcPOcWUbYjTl86jqzR5ZqKcVFKZ/BGL",
-	"qcQT8VxPk16kWsuQzkXKoSF0WKn+TV9mNrlV5BlONitWW440vew2txC5Ox00eVVbhpxmpaiMarqV4Alm",
-	"uFKceP9Nybfz13/gvX929j60r/c+/Xfb0P3NC7btmmeXs55uMppIysJACwOxuffB53GU13F3s51eCRSa",
-	"XKeLQf+4d1mqlW/6U+IMTfwKmrWTFWinvqOcpXWylIX5xCb8h8rczIMRAIKMq0W1/a7pJgfcYxf3A0w4",
-	"o/Yd+gGZcUkgX2DDmOKnZLEuFfy02SygYtg4MZN5nsLQAlMuO1UkYCqIxst4KnWJmcO8Iwt/pXtaStis",
-	"FuDuvHm/GaCH+rx/hfU73ZqSiuRhTlMiNJJFM5hXJ/RnCeX1Fxv3r42WQlKlypuqWTglKCaMWrajocxQ",
-	"qMcA5bFKliurU6oPAh0DXJiNUbkhE8wsVtluu0HAnG9MZcSuoBw919gN8ovurT5WrpmForxZK4O085kG",
-	"zhauJ4CqTmoQd69Vf9ewPl7mZNXzHzIaE6il7PMcwun4SMuoKeWUQEvPnz2BNNSkzJoSI5CGB3hkRV7f",
-	"ely4mYbCXZH4Nk/JmKQpiYuxrO4yE6Q347/Senhd93pvUud34IQ9Kn7vWU18B1JQE1/m207TNz+8bfRm",
-	"NZfhbtLSn9FdeKksY/5y1NYELnmBAWij0u55emuCAwxUsA/kaVVwp5ICZnPpOe+X2vJqLr00Y0doxqHM",
-	"MWZoP0cetCX8rOHWICgmXNQUXo2mNIlT4pntD0RCnJ0pZaCuWnGb2751nKaOnMPi9hpmFQaIJzGBxIJU",
-	"SCjsYW4LcatD+Wy+z25jXjTI2LEapB90YnX21iUxyHGQusVnULzYQioKhKOIzCWJjYnWVEG0lm1GKJQc",
-	"1NFniIFxnM/6cSML7vqEAA1vWJcLgHbeIRv/vxvk+N8jpt5w6ABA0iIMbgw5TXk2Ke2IjuynCbGw1SOm",
-	"CEIHHEGJhnLUP9JB/0ZOtMm+lp7xiOlDpYH41KSRkOoNux6wiDq4UqD7VGl7BQYGDPeepCbmxiK1Lx/g",
-	"mtUtjv7TAKtyO2kzwWCQMWMu9cgFi5yQNE6/oSGoUnlPhcfM/6ikZUbF1I57i+KJGgecq9zboLac6ng5",
-	"xqV3NFX8rs3Dq/PomjXLqDW8ZyWJ6NOynD2zsjJ1bbQ5mSeLVyLn5hRSNwSdMCXLuYvqcAk/0PBW4nqf",
-	"m5Wy2eLMcUqYHKwOxnfVK3OpiVvgMUUltLVMsMhbbUTq5dj1Tz50lEvCYmTeM75VuFc4I3DTGYvADs4d",
-	"sLqGlNZ0ds3x0AzJeyjSJQWjIbMot/Od1YLvO/C6+qQuOcMbsZMiHHztTlho5rott8+rSRgZa7TRzWLI",
-	"BhmzEWSV0oNbZoUQGmI+sAlHLICL101Dv1iKTV+zSKtL+lUkmbzffJPzNc5HWQTZlfNQ1OFZouOimrF7",
-	"+kt04WNmjkjaOAmquJvLhQidy69G5NZynj8dapUxwjq3KENFsIgGM2/rN8KSiJfwCCeKnzWibUdg97ix",
-	"gCmaqtSuFJnLvc+TFotvaB4fmjfDmq+hHSO55Zj2SqBDVKPmPkHSousG9Zxpb3zeVh8iCzGRHxC7rDX0",
-	"9ryoTKUjbjsUMxc5a2NaPGYgHhOEkViwaJpyxjNRviXveZbEaIrvnMJKbuWAYBniPkClAhgBarfbfv9w",
-	"fczM5hVc1OTvvEe9Wwi4aEfdSTbVNYag+7YVweERYFAk6lQmgiu6HLFSbBbo6+UoqgriPUPWVDdi8LnK",
-	"7bzbhlA2CCEz6WhBkXiiTqnNBgxRlMkRkxwea624WtjWlwvwBJSTNGONKLZaHz1jXzJwQ65cLCcrNcLh",
-	"qM0KG2RbKQpqmMQfiRlkZvJsZvciseeKt68FYfSmBf3I70sOIDAu3BDF5zxGt7Lpvb5WCC7S0B2OoP5r",
-	"u3CQa6iw9v8Cl+3dm04FNuxd5837UuT0O2/E8ZYyRMmMMutJqgshmuEFEkSi/GW0o2YIXr09wKPjCQqt",
-	"aHhtXwuDEQs/Iyz/Z4Ao+5+BwRQJA9Cx+BiFWBruSlmIRBZNERYo/NCZhQEKD6YGavJ1HBZlvjFaEJwi",
-	"PCU43jUVJZTSrfrc4+NxoZnoYNtK/KoxcKrZUBZoSDfj8bLYKxDCoK1kM6JrR45YjjvfQSakDzJylNQN",
-	"ACk2fVDye5zGJULb73RGLC91488Ufqwh9RoH7dAEERe6vLVMRFquXa52WeQQHIBDOZqXC1/6Yi7soFem",
-	"tRbS1rIf2aZa/7//x//lBHPDX/mNHKL/hUJ9IcM/8/s4RP+rehP/r/I9fOR2+n/+/30h4sbPNWKVi3oX",
-	"MAy14geoNjglaEwZTsqxx3oGOpiT6WIhlY+A2GjmUlThDFr5PNxwZWJK1NopeFf00i67R67J/Qn54TS4",
-	"HlCkB6Mo4dHtpk4EbzFV5pypsZpvSXCPUs7yo9ZGg++P0evXrz+gq+Gxtj3PHCCSsiqBJdmTGvBitcBf",
-	"rtLhKD9PMuaqEXtSzospmck2UkRWhghV7aQimho76bhz8yZ6F78nnfHB5M303a/vb2fekmdYyFyu91uS",
-	"gXLjjCBICgYDDOMg9u4UtKFYHWUYAtKUzGozhrWAHqD7JbO0qcO8cPKiYxqDYpgCrw11RE/ohqkrpgqf",
-	"I0nSaPnU4AcZ69ZRXj5BbfsSML+SLa4Apfqdic8MfTUuiW97Gi2MDT5Z/yJ5qFvBIYCwPhSfd7cqpgIo",
-	"N8idOcUpn2JQOUj8Oy/pBmZJTXwblOQ1HGqo2z1+qh2jo8msKoP+TxN5uYw5MY+fwJSaIsdUDBc2uiiF",
-	"6wfbSucwuBzTcNkiaFavYF8uHbmn0iVzlxuVjXXFlH2Sul36bsPrJbDZUeNMZqmp7uUR+spoBwedg3d7",
-	"+/t7BwfDzofD153DTuc/66izGTXacT8HgRevpQJndZy7qUmL41RXfSxhWhuQlhJFbxjTZvu3ad7FqWx2",
-	"1KpwKl53DKCfurioVCCBaYwoO0IYsFN1yJkp412S3XX0gCbrsF1mB5swgeKIN2plEHnc078h87Et9ZqY",
-	"vWpdDY/LLGBL6/zLlFeXWCkxADZHx1pZmeJY6z7Uwa/ONbhwt93c8FGiy6WT/r2SPCDjTQS2uvaUZymK",
-	"8WKPj/dmnKnLBf7X/HRPyK0JYAj/EgaAUikClGpoF51WSOYC7WDVAs2wjKZEIBN9oX7SGXZwuwFYi5Lt",
-	"U6KOONR7h7vPqqB/VaNJFkrh/GuMqfmXGoP5J4zN/FtxoWQRlllQB71Hf0F/Qft7b6tRjOtRTuzqrUPx",
-	"f1KprQZ3StH9qr3dCvh/darbNg3Z/rczyhcb3jashO4g/0hToTun7Sz7ixgNS1dbtXRSZ8WprE96GboG",
-	"o/spF0SbjXCuFL+y+hO4FaCMruSuXcZjfFllDRgWom9zo+cvUMK2QNHOx2JMXzeLkqnqBgDYtE/fzs6T",
-	"0zjFtf7NoU3v0Ua02CJznJgkIQN+bLISCya6t9/p7B+8fvP23bfvP3TKfPTdUnErF9rqv0ajh05nbzR6",
-	"2B+PRg/fjmsyHppiqi/t/RJ6TYFobVZiFc0NvUh3Q+d+9physNSGTavBVVHwOp0NrpahI7gsZbL2u2dd",
-	"raOqV8AtfoRCJY8awAMM2flUBupmhSLqewLfUTZBM66G6iYFFNvZyxTFfPMdSRPK1u1m7civQMH4IkTw",
-	"epl7M1lRS9+fmsRKPV8+/1Op20+VxTeTwJ8BDrl8xNc6oj4vN6rgJuc+B5MopDWdW7IgMYBT2ec0bqNz",
-	"EHBvyUJApS40TgnZU09HTPcvjlBoCm7B6b1PqSR7gKi5k1fXQjOIy9ZJP1A+a9fnUdbhMI1KnYh8IR6D",
-	"loavW9dO1z6C9TBX35oG5v5wvzSL5o1KpxUt0ow1Ch5xmpjlXJeR6aFqc7mvk9rNe+43rQNmXVP9WtHS",
-	"S6M8ledpBacLi6ilKdEvccwJiz/SGfXIqYC+UBt5pDfftTdmTBD5pFCiyq2bf9h72aoR/0JZzO+fNmQb",
-	"vnoPfWxnAoDxTKTYUHWDUHvvcC8t6mcx0uXQ/0YIgFUR2n4yKBbLGb13xfPauk8oNFVON2+s9DjlfNdV",
-	"hK3LIjWmDhe8ziOYudmdijLyzB0QjHURTQvNsyxnmoa1CIQ+/DrKEEZj+kDiDTPvKmmzHn1QXWPUZ5oB",
-	"6qcMp4tXApm30M6oFZO7Ucv4xG4ymsR5Ii1nTQpo2g8GS6vtLk4dUWXimYpkvhDbVSEBzPqEM1ITcpZ7",
-	"kzX4taIag4CtqQa+QYygvKI+kCfUWoeo21ixGjyXlyjQdGFqJ0DCWpoRJ9UBtMl7LFDu5j5E92qeEF2B",
-	"aZyHvdgY+xog8AYBYHrt18Z/uVHNK8HzTX9pytMnbqb2lZosOpqHjrfRMY/JiIWXw0Gve3r98fxyGB7m",
-	"C0YjDCKZUp4AmFL3KCSfz0mMdqIUiymJd0fM8XHqlTa5OoBxeQe5UkVUERRZFGiMU1tOBNqM2ITrkuE2",
-	"lUtnAPKxzo1PEhTxGfHJfo3woUyq01a3sB5XyunAn2jp7JRVrPX6BkgqYRkrKlcidaj6BhOuEj1TOqMM",
-	"S26qBM3nBkg9Bu1i1WQKXpAniq2ce0FuyyEkK1uaTBGhI/NtF0ByqxtCDqh9HxKAVr8PsfnF+yYjel0b",
-	"nYhdapYSoV0caxoO4D3d9DEnwoU202kaeAwaF/uvTHkdHsfSnJs2cCfcvE15rk1a+fa9WcuCNJu979Am",
-	"wJNUT6ujOmiys+Tkkkl5731hUrF2T9djtdXPuzbWwonCLmqogwmTCIN4cFRmtnghEJ8TNmI76rALgNnU",
-	"9lnrYzSQ/s58DNqJLanFYhSq2YQjBtlk4FPT8A4RVXe8j6m6SBONtYG8BI4HA8oBe/g9URoa8vLURA80",
-	"h2pYOsI18JmpvZgDewtittB7c5QXYujHYVHu3tyiikzUfs4AjYPFVnihbLKxVFaIY5o0BJ4Re/8q0tAj",
-	"fCW8wtqawkY67YKyyRGCogLaFvPNZxMA8vhNmjHxzWfo5fEbQ9ljniT8HtK7Jefez76IsFW/kw5v9UQy",
-	"jlM8mZk7O9+io/xnoRFhIYw3V4lqqwm+5FTtZ1ZN1L0TPHMtYsQ1Iu4RhBdzRZ25HCfKDEfXgijkwHIC",
-	"r6YQI4zqjfcEfaaTbNbEivfvl+dnBQ4j9fMba89+yaWmTnBTMfrVC+9erCuX3sjQoV1gKizUylKGzXKt",
-	"jQ3XhN/WFSbXktHvt4z8tpV/tmYhLeSae4+sRxZcY4FZMmyusaBWIscNxi/g2ISHhVuRZTOS0kjX8aGx",
-	"QDuYIcJkCgBfMZ2og8RZstgdMa7j8/UtsBNhQfYoE4QJKukdCRBGCcEQyh/+NUR0wpSaunsEWu6IMc72",
-	"ABUu0DWptEShOtQwPXluHGVontI7LLULWKCdScqzuRgx9RrjEuHxmEDkidfQHs9ogdfTHJ7PXaFNC0bx",
-	"bN6PN4UDhBS1eMiP+WyGWVwPB5QOsCS5/bgC6W8LKel6JhAPpBjaDS9QcACBRV2h+a6rTkcsD1Ta7+we",
-	"obnSz6lcam2VXV2LMmMa13/E8nAojUI/00WrKkD/79aVLPDZ2EsVveocQcvuW9+Jcts4ZWedb7lpdhUM",
-	"qbUxu56wyf3hfuewo/6/vX/w+pmhk7lkuZySbdIumlbb7Nr3H4OnXmOxcaadiobwUL7M5Rz+UGMKxoGO",
-	"oIArGNQTNMUsTqC8SKje6dt80XudtbhH40q4mHprQ9iUZ1wzPsFVPTMIRzFJkMD3Qd1NeITCzyOtsY1a",
-	"h2jUGmWdzutII9fBv8mo9RgaBcyYxdQMGwI0L9315QurtIu+22uJXrxTdhVDrLdSalsllSSGwRtrvo9q",
-	"6xz8dUjVoAMqDnRLFgDYRMb0IUChdQke6jWksV6/EH2DQuMFXXo0NqXxiRDatnWTSckZRDBq3EAdjbhE",
-	"GTeLs1qA79yprNjqK5FfkoG272pEJ1+nRrvdVIUFYlm9MxAspV6zUcBF/QOwKE/oHWHraSrfMNgdd8B1",
-	"xFNk2OXOUWuu0ClyFrrUZ6+oemA3hu39SG+Jn7jU0wGR94TUIPrq2JOTU7Hq8alGA1z5joEerAEL5EJ+",
-	"b8sDeSF3uZamkLkhjTaioxdmAZoqSq0EB72ZVqoT7u99+KSrEnaCt4//mE3jT94Qrm3KFv/xJxcqqsaa",
-	"5Sv1OdrdultOzT+/z4Dx2JPa3uCCasTxfSfTpPyvrHTtd1XlHipz/yotD3zauvA5FKZRfXin8bTEwtJA",
-	"fLC7JuVqUMMHbUafIOkdjUieolWaBiRcg0vqbQfFJKF3JKVEmCt39whFCcGpRSPTueYW4xpPMPXv28oA",
-	"Nu1oam5ddGAaLklCIum6hwrFsJodeW+TI6NvZwe3b9i7+fvfOqmWhh68XOBpmVZp0pBC1Zv57Mvb62ZO",
-	"Nc+EMivzrISiOro/V6qpcQmCbYgKE6tgLUW6bkZ+r84IZgIV9fdnbU/Swmro6EZ0cOK02DBbqSC8pvSW",
-	"FzVOk4bNrgYfvRjS+ddXbOSfM1ejPLjnBVFUJrrtYIqie8XGFqscuhagAQRB3awAN0U8kxGfGZ+2gHLu",
-	"QiIDQeaR5x24XA+07dMwQu9WoH3pOagLVZiCQYVaqJQRHYTpjLdgi+ROGr4Y7+ODm9fRm/gteTf+dvJ+",
-	"+uFXb9L4MmON63u4rUs77+rBbLgKjRLW3c0xF1e7bhg6jOfYC2L143B4gUw1f8Plyp2XlQgq0YRLxLit",
-	"7egFuWTk4YlzbwZKZom9Gqj1TOwjYAyWBvPKbTmgmYPGV5B3gyO5jSSl6in/g3OVPDPcFpMsluzFOGXp",
-	"+nWu67fe69qSzTbm91JzKi7u50qYhSdiX5c/tX9VCC5oZYz+lhHz2GB4env1pcpoZg4Y1jiXy0V2o167",
-	"gewubZb5izHblEUsa174i03kbxc1yfTfRojM/zbXff63PtTX0RSzCYkLH2zbhZ+JOGMELBjt4kUz2LbU",
-	"lRhLgHjm7xy2pgSJZ/6uhnJ8WkFybtDI8oV4S1kMTFsvZrGONvXpSCc+cUYgHS1eaAVOKP0tYzFJ0cOe",
-	"aSNKIEf/uku6RV78J+HBW+O9L8lzLyHzYyvD/IXKqe7upQY7JKJwgT8bGtIQdxNgkuLVLxgU0tEJfYx/",
-	"uVoR6poETSvNgqYdx2CnpxKlRPDkDu4ENMuEBC/wDUEJ5/Mb/P+x9y/MbeNa2ij8V/Dy+6Zi7ZeWJdnO",
-	"Ra6pPYrj9PZ0nHj7sntmN3NMiIQktClATYB21Dn+76ewFgCSkmzLt8SdVld1xZJ4AUFg3dfzJOehyxiH",
-	"JOPifB0AhkMCkH4JVcC0UAg1YQkfAFxgITJz6ZLOHuELwRGytFu/7L39x6dPP5/1Pnz49MvZ4dH+v3on",
-	"e/9plFyj7lnAY3Q3NlCG2u+N9MI6o3QuHnCDhfGQDs3HjCl83yDCtQvKqp+bwpjzQUjQMQu6Rz5CHYN1",
-	"eMZs3Ge5sq3n0MZHrHaq9Y5cx9BXUqJ8o5jnM4o9/rkiiuWK+HzrSnsUbeVW7ROpqooyXJBPcvYgSDau",
-	"FVF8CMxE2IgZlmU3/SnBiCqxF4bkzJHU1a/wRlDAczdQxNW2cL2vC2A9L0eKJWcx+b+kTxV7uWWE0maH",
-	"5FSkckz6U81s0fU/Dnq7QL5oga9TlsgU3p1miytjn/lWtFMyv7xxuoqc6+mxGSGusD6jOct7BdKs4af3",
-	"rhLFAu/3DvcJ8uHPGR72p5DEdHh+Ftdyq1STjBlTYbODb6EzU8AIEwXrB25bTrbR/8HVFbDrDKQrpKXI",
-	"B42ZPDe2MeVCUy5YruzclebDkOtR0a/YDc58mGtyx20a+h53FvoWHbNl0SkjvX1MXCiytpfxP+in43Vg",
-	"RK48ViMS0tg+/3386WOTuG5KEDzeV4y/kshJoyjoQt9aSCIQS+Zzs9kECGIIvUYCifWvOxntFlKpgDEH",
-	"mDUcBeZr+xj4IWWa8kxFAbkyd4gE+5KwiQVUYWRC9QjUN3C0kEkutUxkpsiapkNy6D42uiTeGCeT2OWe",
-	"I3Gwe/hCwUOvHx3uhr4d9YUivU6PMJFOJIeJi+dLxWmHxo1I4NKBgZhz3N3hBbgrk06zFXp2OqQLXzdb",
-	"j2rez1gk4o1kRPVGySukbLHTBlQSKTfmGmE8kMWrEIFHVSQcYAhZg9muzWxtPs1yxb/KCZ/QnI7tDDdC",
-	"AqVYVEdCgxnk5/SFpxRLqCCFYhiGiUQkcNUgbS2XgjhHnMRmm8qc/wHfd8lb2DYEK3J6h/tnP+/9ry3L",
-	"aZKf2RSrQMc0ZZGwvHa4aQCgAQVIvEMoiXNG0xjE4JhOsZgUEu0/7Z2UA1GV0dFCj5gwroCGxk/kBiAJ",
-	"zSHnC9XyVLN1SGwTSwXrQ+HmSzsk+AxSImdmLxtFCvCwbs28sNlxB9NTsuzD140wElSR+H/WfdnF+t/w",
-	"nds29P29k/ckrv06kPl4Bx+Tku1Wy76iEZ1MmFDVmna4hyW9NLdlKclogqSBYyyiyHjChGIV0XSwfzIn",
-	"i6S5MlTyNGU+3LAnqQ1zLLihOqtINYTBOKDCUmYbORtUGqWDdrPVbEF93YQJOuFBN9hstpqbWLYyAtG+",
-	"YafK/D1k+nrGVSixsgd3waTRnOUwh+75VY1KGcDJzQyYyTczrRWxIHQOrWDNHGKxm/xptUVob6gigSvx",
-	"/0UtRtbX7aXW7aVOj9/FOyR2KHezyAcNu5IuERNdORmNhICQbj492cXxNckRoylRiZzYtlK/uo2VFfzE",
-	"dM9OmisnVqgnO63WTEMHnUC/rDl34zdrK3kXtjRnS7QR+wA2gV0iL9hS1856q33ScqWuLUQJhYcIulvt",
-	"5ra1ggKaJC7v9nq89Xvny6vzN5fb+mXemv5B+4lDSCjtx38W0gwFcMTcrgKk/UnGWR50t8Mgn4yD7ia4",
-	"0fCVMUPLqpmAJlhiW/vNW96OaQrMnlvhWHB6vRsAWn4Bqj8eZqyECo90uYl9fdWie9kzNmYPvworVzhy",
-	"4mb5q5SnzFxJMX2XqyiMslVF1lLPM3/CzFWWfqbFJ81dbYnnmj8B3uhWq33dmX5bbZwKahUa+nJbnTe3",
-	"n3Qi5QEVUxvQgTTlNu7Nm8/bF5rlgma2KRwW8HhM86klhi33PfIE/xq4bz6bgzdKtKGFsvQDV1hxV5Go",
-	"cEZIKJmAIakJRag0csIBlgyDZTLX2D5mtEwk+rk8ZwLawHkaN0kPz4ayP6sXgU1CEGj9gMzDIlFmBoTY",
-	"R8iQRsdMwzb6da4wzVwfi8xDrD5sQ4DG/PZ7wfJp4AWBGUpQ3eq+UqZ9W/3gnCONUnpiDE06ZNfdEWTZ",
-	"4lt2WpUKxvbtFYwLC5OssoCXAUAQVBfqusH4pPWSss5cu+T5mgPLMW/+nE0Bzc46c7FFPIfigGuHIXP9",
-	"dnrHYchcv+csS68dCeIZcyl2SGx+XmoosHBrI1kShs2DPtURhwHx6cp89zja1+3aX78G1t42O3ueSeRz",
-	"LZ5yU/MJ6mBz2ZuVMPgbQTcYTvT6dvPlumZ5Tt33JbpPyXpiZ/Qkx4avnlJcaVplf+sGyJNQ8/jnBrvt",
-	"zQczjfXcWVLkORP6EPjN2jYIe8hy/MJsKC01zSrZafPR/Go+Xt1f6w9t9Pomvf9JMJR1cmC35Ur9/2nV",
-	"/xIa+S1NXVrmT2cxmLVMvHr1FgN+8dm2JcxbCRhnUiVcF6hb/wmCPNBPczmSGSM2ylTGl8iAZ8ZxObC5",
-	"FSE1wTv0WUoASde4qhaPybhmLBlJDMeV8IrALiWM1RD3uYzB5+8D4SIXwwyAKFwnQTzJiiEXKoYOVmO2",
-	"2IPxe8Qv2ImEBzG3t0bjhhubJqfTDYxBgt/dJD1nusicjLlSQH4U1+RibIuAy2ziC0VcG0SJSUbd+QRP",
-	"jyOBwMD2iMpJ8Dvc2/qfsU1QAej83peJUYEwPZEAUEoFiLJ9MxOqhkA8ZmNpZiKENqSMpTZIOOLm2aeE",
-	"ZlIMu2YkFnHDoWPx4UhbQCZ/PQxmYV9a4Y71zRzNSAAEmlkWGARZa5MD/rYB6JqOyA3AFBZYgLjYepZB",
-	"dMYEXLT0y0M29lM2nkjNRDL9mSFzdY77561Mp3fTxX0uzebY+zJhOYADvmPveRkJC8LgHyybKNu4DCU0",
-	"RvGlZEzzc6aJzplIIbd0mwrHOO1hLjWzqEU2rTuUNFN2EBnlon5p7EzIpuYS/p2ao81AgzA4YclIcCDY",
-	"FTSbKg6DeUwFP2G5koJmXCO3eGq2C79gMOZJzhKuGIZ2uMV5gMAzOuMDphTkswHKBEChBjlnIgXWZJ1T",
-	"jlMGg9fmOUCtZpNBkaGswj2OVhJEwC2GNn4ZKJlRARmzfJKc5ojnYr8sI1x0wptGlQim1/tM0yYe0Uwk",
-	"AlT7tBEW1dvZ+C9mZJxUGziIdXtZs+BUpWmtgsFq8blhZBrncj0ZUe3eCe6AvfrdfGs4tKPZVeG/LJvQ",
-	"rFVTwTedaUGzfXL1prNga4R67w7WUL3X4qqeCvLM7TUbuH1PG3jC92zYx76u7sYG1HOMpNLd163XrY2L",
-	"tovLL2HaPrKlfAfD92EGKE55emvsyROT2QddmaErM/RmM7S1eftJ72Xe52nKBJ6xhOFaV8L74lTBDthq",
-	"L3G3QzrNJE1PpPxA86E9b3uZR/Pgrwcs5fTEQtxtdTp3HfARK9R3NtNt+YWzgebs9DKwV+Yjyzapefsd",
-	"240q9mBZBVLlgVI+fYxIbLbpNkTq7qGUaZP0bFZ5fYLmiuPcR06DgZk6vPhWa5O82/uwd7J3dnj06WRv",
-	"92Tv3SJzD8d2T3NvcEB1MgoeL/BSaTSr6Yh2Pb+xdDTFkbLjuyMv5rTFC7SkswzehhkGuWSAdwcDad6k",
-	"aB6mVmb72W5VK5UhrdTKSq08qlrZuv2Mj1K/l4XAW7SXEOuHOQD0QNXse2wZ+J5C/Z2txrlOqIeLMzRH",
-	"TBe5jSlgeGVGgjtoBFu2g+EBI44n2LkfYtgiElIwSInHv36OoZ/m61XcJP+iWcGs/0pi57w0PdsF1mKo",
-	"c4e9OZ95vqfo/igFe2zxfZvPvtgZXz6K/gie+rKqY96j/wzo2+ZdQ0me1DSrkqmooLtpI98OryPobnXC",
-	"oJgA1lQ3aIMC+w/o7PrWUYAH+/538fi/kdt+vSNeITd5t3+8++no3dnJp5/3Pgbd4G/2P5QO98yQPEjx",
-	"L6XxZ7T83gm9VYHBMTUtvLIInrdFsLmk3j2QKbTLBN/UirirTfBdyzCu1+p304s9WzqPSVCjHRdYBJOM",
-	"Jkxho5TV91bZu/IMiL2DubBjy2JdX8s5YxNMckQCultUk8S2EaIK7LyoD4YmuqBZNnUNMZAGiETshVZs",
-	"ueugRrECmCOkRiukSWJRZFlccRebkYhRDnYJisEYsQBtEqNMM9HkHDNPMdS2xosMEuyxeAx38p5pgxlt",
-	"6LSbzMcIuuhFPheV6ODy0rveGLZUAPaexpTvl/q19lD+ET4/bqzUz8c3UYKzfT03er9l9gtHtlKOK3f5",
-	"r+Iuf5+o7XdS5SgV7hZ43aAdEDkP0PMLiy4q4geUYK/Tcy3Ka3B2B2OKvuOk3WyFvuUkEn0ujLBtNImd",
-	"Iow0Yh+J7VqpNqj4/pRepxcJd9VKn4lR4ljKiTIT+ioOmB7JVHVJfMxEah3PmKw5fMf4q6bq/CruEkpO",
-	"qDo3BooR+SwS8Unv+Oez45Peyd7Z7qeDww97J3vvYoT6qPz0vrf/Ye9dXGJTIZ4pkO5rFQmLV2RDraE1",
-	"WGiu+YAm2pYclFQVmn3BmcDjbPlDJMrjAAG92kdVIVHgukKMYv7NC0GKCdEyEvqSJ8w1jR8effrX/ru9",
-	"o7OT/YO9T6cngPwoPOwlEA9QdV6fhV8+Hf28//GnOPSXHkqjL6WAcg9KFBMYXo9EXCM2beYQJtofj80+",
-	"0iybYoOWb3YiVBMpErZD4p+YNm8idr1LZh4bIb5AxMHnYujeZCTWcNGtg3mJ/X0hmp6xsRS6MaHlOvIt",
-	"NTi7FhKZq0hQ4kho8Ahk73JLYvEsxO4t4r6MVSQSmudTx/PlqEJKagvHaRFa8CplA2Wx+XN3VIjzOIQa",
-	"F0EosWanvTjRkixekkTm9fdkl2QDy2D8hGIHkHmtkDIhnS0ykoWZe0tnFgkYkbWedwiFg+1c2b3tSMsu",
-	"RzxjuN4UuZT5uXnonNFULRyLx26j2m4QWxTdaRE7gEaTGJnSam6SMe5az+myYRaWmXD/Gd5VbO17M0q1",
-	"MWQ6ngPo1/aKKCTIWnzO4UqZvGR5Qs1zmd2uwkjEAy5oFru2PZgKu3nRrGqAROm5vQfI38Zq/aL3UyNS",
-	"NBlLpUm785pMci407debGI1TASKhmtSyLHHSuA20Qy0QtL+uw4N2oI5Y3eRkTSSsfAiJC0Wp0LVSqxA4",
-	"MJTFrhVYpZpMSUIn5npmPxkBCQ+zU+V6rMJNjOk5OEwoanIb7eW6SaDQ24wyEhOaa2BkSDFFBJ9DJBGn",
-	"2MEIRzbg/Wh6zoSLByc0y8yMALQuAJbainxXGGaGSewosVyrSXo1th9upEckYPI72y8XTj5ZY5liJF7f",
-	"7LxsdeKGX9w8xUVpZIDRIOANwk8vzHJZ3+y0Wu0YXz2oZN9vBw26ZTdbaN3SlFOLFWVFM/i6iv/BgPjF",
-	"c/xV2jpVTW9Vqahw/TEXPYfytUjY/aqqkg37Wf3Sh2t0Wq0uPPKrVisma+bxzPENs9hhIty3lFh/0shZ",
-	"+KUdk7VCACK43Y3+p05M1vo0hbdOxyokfZri28UjWnAyTK659sBYef6nLbNRSgZ8GQkqCPvCFZIjUnXu",
-	"D92GwaFCNAvK//AG9Hck4l6nt/4vbN6LbRhBj6gwlgbMfqu56Ue9GZM1bk2rhgsMwOVaFrbLYSGbRwbf",
-	"n2bGqqBjLPREp75p1rfROjEo0rOPn07O3n86/fjOXkTgMMp2StyxkYiPjDT8sH+wf3K29z+7e3vv9uw5",
-	"0N1S354hsZc//dj7V2//Q+/thz2jGOKDT+/2PpztHR19OoobC6sTaZb1Or07xxZ6nZ6dyfuHF1wbj1E2",
-	"UMtWDUHBl2EAgRpHrNMJA3OJfJIYR7rZQv7OkUxrp+Ayc+cEZo3cRKOAFWNMpPUhVMy/2WG0bxhG/bRy",
-	"KD5zbifnC+BJBDrnk/WtTo0nqxu8GbSTTrrJ1rf623R9K3mZrr9mrwbrLdrud5LNdIttD/DqtqkCqfGD",
-	"X4xgSiWZyoKYrX9OaN+IaFgx2HNgEzl/x7cmIYFx9OnD3tnp8d6RmYs71M91ev+tpDiaJE8VvYEzhHP8",
-	"Fq0QS7rsJI+eWTSenzQBfFAUNhZ5xMzbf9n2JPNPcyjlMGN0whVgFeDHZj5JmiDH98VAAjeh8c2DbkA7",
-	"dN15FU2ZD4M6ta4Zyv5S668kPgjADvIiAt5RWXJxUpOQTYfHMbcpAGhobktVFqaX+kss7AoPlb2ks2Fx",
-	"5blP8Khgv5bhMfdxbp0CdzYmFDNjeBilPiZapnTaDK4+m8devEms9eISZs91G4V3efvLPMlYDcuLvKkM",
-	"/+Xw1ej1Paa4PmjQHXcatYuV3nZgFfQWDGe3yGd8khoA26KUdbu53dn8Nwqoe0kolEG4OdgXvQGe3zr6",
-	"BXU4ZPACydfI7YUo6EZmN0RBGAU8jcw+iezGiILu1whmAf+Cn6PbpgWuVJrscAa+d/gFpwwviLEFc8S8",
-	"RwkH+2nDYS7M9bf+HcHMGZv07k9Xd1rLJ95/jGd1F6/fyh6I9NTmMCNRZr6CJR+ZNR/BG4Wfd2k2joCb",
-	"NgoARsJcCGsaosD7zO67v8SU2E0/NytQSFCfFFDY952TavDhkWfk1g3h5chSWwJlidsSwR2kCQJkocxY",
-	"kGHpLQgcrdmYkczR5WpAQNDZ8crFp3wIYz46ZWycueuumjJXeZhHz8P8pXIjvU5lu65VzOOQLIoch8S6",
-	"HI1KIuWwrMS7Npey0bxkWbYODgoesJ7QPG06X+daTKAqdBcmTsx5i5MljdAFL8tERwQuEQQy55MdXRIb",
-	"BRKHiDJg7xyTNSxI6HMZQ9hHnfMsUxCEiZMR1TGBb2z4XwoG0BFlZyyiVDdCjDaW4i2hE9rnGdc2BoZY",
-	"c8RB4REEoQOS1jrcXQOxjaoRPv/WTo8+hCT+2qeKnRV5drUY1KwZiQ/8nFkODQe9Q7gmgjGbI7E327ku",
-	"IAPhvq3WFpkP49h5r2WRENIpT18oYsGiPOs2EGbVAlEoL3xYz73ASFB1rrokbjdbMVkDXCWzFNrNlgct",
-	"U0ykjVoSBn6leRqJtdhvONgGA5owFQNQics3VCcSVFI194Yhr1Zzs7FDhPSjlDmJW83NOKzdttXctKsz",
-	"LvIMQk+TnA1YnrP0JKdCmYGYxebu4J6+EZLLEU9GMC7lCdLNyls0ei1lF29kkZNzRQZMJyOL+ZKnPi6N",
-	"4W43t9DeW04dGQC+PIcUi728OSO/Fo+q08PmNQrdrg8Mlj0oIHLRrnv2lcVknrDq1PtdZ4FMJ4UafZSa",
-	"D+z1yyZMv1N92Ma2bO+LSaEPZIqFM+A6QUVwUAKGfCr0TcdU5doN3cc31dRYKXGEoaWxBxNR1yFoZgCF",
-	"/+vnqyushb0FcHOk9cT8fVw78F5QnPUjaviaCBRoA44gVxfAAJ3QzILazs1E03XqQMGun7Fd/OR0Elbz",
-	"wmPP7yC4oZv1t5hRD7qBEQRHh7sIfFvdn4hxV4PRe0jXKtQWXIV3HQIi6j3mED5XUfzqHkLndXf7ZbPz",
-	"+vW/Z5uJqZgugalTkxTmWW85+AMb0mRaOeXzjbVbRsZ5ZQ/K3eWXvPB2Kge6HECur9Vk9JjqZMQUAbQI",
-	"O5LGyp9Y+RM/UgFzp2dhVqzGXmSy37+YebGx71Lq15r1pxB+R2xjVcvRE8ArpiSnwvgaYIWPZJFnU5LL",
-	"LCsmqkneFsk50yoSULSQ8aFArtLTk11bmCFzktKpwhqBAc+VJgDZzIUisblmXBaSQFmB/UnLGG0ktJH7",
-	"cCPSB1phURLrhA4xRjBly3b+YLlUOwTadBRJ4CkQYxcvooACA1Ltr2Bs5qn9YDdfvoyE+9b82/SJehU7",
-	"/lwUUzxlascmVcvfoEClyIWykDNMpFjHQT36jAd1WdtubZqbbrc6DXSIoOonZzqfNiPhQsQADohYs1yQ",
-	"sdoxHk7ChOYZU5CSt3BBWGs1zOkYK14iYR+ZDHN5SfpT0mn9h4Uethg0Zs64IO3Wf7iXz77QRGM5+k39",
-	"aD2/tG5BETzWNPeUnnYxOb7/nbKCx9YUmBe/DL6ceeBanGwJ7v8FAHd7Ir12aEJeLjMSLR9hHLiRyCVP",
-	"9WiHxGZKlpoGcBUuoMtryZChe2377sxHBNWDl7K4vc+1dbu7dgPzjGBJ55y5hjOlT1UadOHwl+03IaZL",
-	"EXFu7FvuXobBZLvldscJtN692tpubkJuJ9c3D0HLcybUqWJp0H0DyLaWp1oF3U1MflWH0Wm9LIfRqg6j",
-	"s2AY7darTvPl4nG0rx/H5sw4WuadaDl3gc36BTRFyJ2k3qTYCWee4XVnuzaV3HhQJ3B/OwcOu+qYXjDM",
-	"4JbP+ToMJPhT7oxNC1Ncee6vAb0YBt3X7U5zC6bFv5HJm+2g297e2mq+vKo/dLszO/v4aa8cKCA/Bd3O",
-	"AwAG3Xq/rQ8hZ8YzWdmcK5vzB7E50dasqmlncNZ7mh/d6CxJB9VS0eRJRrXRmqRyYugDuf5XLiA4FttI",
-	"Y4z4/q5ImSeU5IUAmgBHw+gKYBF4UDdJbGOosSV1AXhCWy/HU2NQgSmJgbfyzlpmeH6v/E5Id9tIjCjg",
-	"A+eapWTKoAAzds8ihrEtNC4Na65sGx5ZkznhwlJ5NLDWGVqj4WSWxmWRMlfE9W9dh+q8W5n4x1Lplqzn",
-	"169BhTQAQj6vWu3O5tb2y1evAxTUzh7CINHZiGUTlp/1pfYsyxfGbpxXz1udbrvV3Np++e+yyETtC8uJ",
-	"aj9/KnTQbbfDwL0CcyuWMWPtBpWCJWNScJGwm2EGXOWHn2mIi1Tv3Zq5dat25xJl0N/YIU4mOYOlZLwP",
-	"Lsgs3kOXuH713uG+7Vm/05AdERNuv/tpxXKl3Ia9e4KlnW5drfTjSj/+IPoRkHrrIrOiIP23T6EeNfui",
-	"1yc5u+Ds8ika26BcsJqfFOyLhqgEuZRFlmKXExT7y5RltvaDly1ekegXPPM8LYqOjRRImcsImkuFPq+V",
-	"0CxzCTy8ICTq3M+XOdcIG4zV/90K0o6aKs3GZJLL8URjJMj3i63lMmOKxEa3WLImeJ644RoV0GeBn0rI",
-	"3WRUiHMViZwB4UKKB2MfiRwMWG676jHYoTQfA1UReiZkbavSchEJit83jO6HXhBHhVQoo5UXaeJDfK+7",
-	"+JqDBzS614o/eUr2iWZZBkWgWP55VCj9d6t94d7mj/WtzvIN77aU4Fs0u/updm7kllHv1fpZWwBqHiII",
-	"3dP/g4Nqtr9R1zdqf2RZJv8P7IQqms/n0qGFC4O9Mmbjm+tC7TX3FckYzcGSNBOMxam4UINu8L9m9nNG",
-	"eiltNoEH0KwsuI01gODW0zPFaJ6MjOIGdqegG8Ce4uKBitsM066xJRS3OXqltFdK+5GV9l+qLsvuNlKK",
-	"dGcoeBiwa4qtZgJzt1IEOX09gxmKihWo8BImdDZ1/iMmVNY0Z6pKEMRTVFhSjo3faFzh6hWN7mXQCTth",
-	"9FyhZ71DKPRlR0LTDFphnf6meKER9EcjGczM5VzfOOJaXe+dVubirkYVEJFcl7uuHOd29EJOn9q0msfG",
-	"Qh8wfaAnXU3kOSNr5nnN78j22Lgu+G7V7h1kt7/7fnot8ZBtpiunF/ITXMFbuG4o5rfHH0p9viDHBCNx",
-	"jvC1bFDOUb7PeA7dycuNChZf2Y+5JgeEcSiYUzxlDZdthK5TGLzZwiHhQyFzLANUNqCy6El+rz1CnVse",
-	"aKXc5/Z8kufzE8RgHO3zMpBAWJgjxcXNZs85F6ldQQHGaaxUWzJSs4tRIWPMVQIkdMKN6YvL0geF1geZ",
-	"lHlg8yO3o0E69stfsL/ZFpXwBCpM3p7sYifB358RoVF1Jd+F16i2qFcG28pg+8GiLDXV/+0SEeXlN74m",
-	"NaV3I5z7e5kPmaNtrOpiT2prDT8E/HBmW8YHTPMxs2gQANoQ1/Bi45DE87iyccMiB9lcDVGaTncARQVD",
-	"N067QZEd1WiQydypZKqt+aIBxYISwS7rGB1N8hEqyylEYwD54Xqo+OrYHi+RsJw2chNrsdONXnkUWbwk",
-	"FnvtZXNFhlKwlTReSePvgS9XXb7PQpZbfPUZ8XC9MF/o7H4Si9ybOi5QRcJiWR1SjlOl0fHlGsrY5wrT",
-	"nkRwPaHNjc70rVZ3q1Op+qlb3VsLjO4lbeuFQeMHy9m7CNiVYF0J1oebuc9OTP7E9PIy8p4G7+2BsHqI",
-	"55Dq0f3M5I2yEPCGWp7qSS9K8zislEqHRGYpU9oGLQuRMaUiEQOa4H8CsXTdmvZMSYBIaOHEYodoEzsE",
-	"rAnNNaeZQ2OEotkSjBLY2qhIWJax1JjMSQFpzflqbA9rxm3R9jKBTB8A/tbxzJiqJCZr1SltfA9ebvq4",
-	"tNxlqOtasJlZfUqDcHHmEIJGY3nBbKrb8oVgxOg2dJeb1OQdBtefwWCq1+W23szU4raBuv4a5pDZItzZ",
-	"Gtx2Z3OruT1TY7vdugqvSZ4eSKVtvDmnmpGUJVxZtXwb9I0NAc5PzgMDcZ0nCcTZXXqXeJx38Fc2yspG",
-	"+fFsFAjLOeUFkHU1Ff7cTRYGtNzXWiRVRq8qwPdi2nQMoFUZIQlNEjaBvjaFtbfQNOV5MpCCwzWjIT6O",
-	"pwez9cYlS9g5mwB85iy1VWwpIJEFxGE+pJLV6dt9HnInEjEHDGFEHzJ/eVYt86EkCQGcYSCyiitNdFiB",
-	"aklJoIglYwNNZKG7C3nJbI1UbHcaQPhCbfXB7mEkLLoudP71lacsH9ELRrQkfUYU04iHa+GZqSB8DF0W",
-	"5knwqWJC0/R2HvVUJgXiT4PRVwsgOH51S7BmWdwdikPtveLt1XXE6Mj2fg21yaISO2lGP3PjLuyl8Ziu",
-	"K2YuoVkKzYqoVW6kiDfKhn2ZZAANaWEQFnd9wdzVzDhrOd2sFPEB9+3pV2Ewpl+s5t30CUxg5kciFaQT",
-	"w2zs96eQexIW988rqrYnpWq7eiCVGqzYW6NKNYG+stlWNtsPkj7F5f8U5GcL7aqKeFyicWuBeg6JYJc+",
-	"ItFcGD/52d/kiYMmTxCV6E81tP5uvW6FAVaag+pckt0U0gPn4ubkgOtwp783x+kzKm3x7+0ufrRfGSuh",
-	"vBLKDxfKfg0+Hy/aD4m8c2u9ViE8lvn0oTSVC7t8eikUdAC7hMzJAc3PU3kp/JYz7oleJK6bZB+q6ZJC",
-	"R4ILLW3PDMQBoLGkHbZarSr3iBTEjG2Y08mI9M3EU+PH7FjYjkiAXwgdRkjiZ26+7a5ra5czdkHLYbkE",
-	"71ASMwasdsFGoLKi2D3LCwU0Fk0Sm8e1hCmWrMaM1fwfCZDOZA3KPL3eAbIWRfoy5UzZkXXIAX/bKIFg",
-	"2ubsmo9Jtlvk4C10IKPPv7bV2iT7H49P37/f393f+3hy9s/TTyc90mdTKdJGMxJLVdigO3p/FbifsvFE",
-	"aiaS6c9s+jAizbqi8XHh/x95z5gC0MicpoAwozRpNdv/0Qzurizwge/UYNS+p1/57XXzg1WpExm3OTg2",
-	"qOSW6EqZrpTp9yhJWqx+W0uo37rc2henin3HRqLOXQd8xArFvjOeR5ousDUWmRo3u3YbX/2ft1TBYr0X",
-	"dP04k8LVv6J4XVRVek1NaVXjPWJB6c3y+t7yef/WQlE/I6si0ZVEfnYS+TtXiC4nph6SSYSsyITqUWmT",
-	"VaRaMGtjXtPE9XLr1h6uhbK0bC6/XXhi6g17wl2tKxTrx1g8YfkLvaO2fslTBniWjaXEK7YqnGLly8yE",
-	"3ti0eP0M3alz8NGCbOkjVPwf2BezRLX/P+QlGVMxLWEkLlnOiB3FSpyvxPn3EOcoHJ+FLEfBQqxkWSC9",
-	"b80PlNnualJgx/JF/26Rf10cp9OCfyNRDRTBUf2yanStPyVs3GdpysVQkcuR2bOVIBfQqmNZ5wixasYh",
-	"Ad7c/pQMiixbh3BZTsU5Mrd7KezYHqiOhPmuMn4iRTYtCUtmxPR1ZaJOFn2D0tBv0px+RMW5mUX7ehKG",
-	"gTzbUU24UJpRQNPtT0lKNWveo6f62TdV16ujb232+BLcLf50K0iNB5OZKeY8BG4TRdRI5toRoTSfokTz",
-	"8RJKKEvuVpWJe2qlnlfq+eHJpGekbG09ptcY3yB9dKxlDsGdum8CcqXr3ZQXCrsKvJ7kigz5BRNhJECv",
-	"ltqwmk6B/JHXn/UsSiRuSKOQO2RR7OR8zxTKTdIXg2VzaGIPg2szT/ztUip3U41Po+egp/Hx5vkBmmrJ",
-	"JA3up5WKWqmoZ+JBrvIz30KF20Jzr5SWS8s4HbnxFcXGkikZKZiTM8vnYPzQHjEBc4sgf8IMjDVbVvmX",
-	"lbhdBewqyZfrBdAjJ1ycwHr6bEvZgP7oThA0iNgiOleRZuzJfLaF7IXCjvJm2TbnqtQiAQDZMaLdxcBI",
-	"C76Rx8523lNI1IjmMwAoDqU3Er9AYDSy1KdR4Hray3Z2bgY7R8huSduRuiubRiLj54zEh5+OT8j187mB",
-	"Z8WLHKwK+fR386/ghXNxJOX4uo3hjpzBsd7Hk64ciSxL73iBY3fa1XNB0oYzYA0s/yjm4Hs8wCSrejro",
-	"e23AOlvH6ZwdVgpNS8uNCmf2nTnjKgwGlGfLvxw89z2es/yDAe0InhvcRGTqdjhZ++/jTx8bsI2p21oY",
-	"BLE7BqAo82JldPxZjY5Oq7PE1ltueR0VN4IeoUzv0+R8mBsTwcp0WF2I10HUVCSjXApZlLBXl5RrlkZC",
-	"X/KEEaB4f3d2ePTpX/vv9o7OTvYP9j6dngBxA9eK5IXAkN1RIVzj61CCn9CMRPxB4pPFUEStPHFBZe26",
-	"QxZn9OD6FUrjUpnkhVAbX/NC7KdXzVpiZ47zcLU/fiyjfF9c0Ix7M+GZGeZ3joAcOGA1Mch4olfRj9uc",
-	"D3PWEkM9kCmrnrLElILdfiroBeUZ7WdsxtExxikprdNlwfhn7N4ncSeMsd+X6ZRQRarD3KnY8DTP+QVT",
-	"5pA5S141yR5NRpFAu54DbEXM0y6JilZrMxHwD4tJxgUja+2QdEKyGZJms0m4IIDu1EDyvDilmrrzjEqz",
-	"pxrvQKCTQ0k/o+IcLobYW1hlATcPHSUvFVNkwQmB2Q7gBWOk9ymf6oXyPMn7abxDYjgjtk9lIbwGOR1i",
-	"hw0mmyJhvRo7crKGpSFayuwsoVlmaX/gc85UkWl/RcT5kjJTkcgLgZxAwrlAdgakYLG9aLXliKcWegOB",
-	"mRpE5pFAImd7fQJ+IfhvsFiapEfiLpkAn18ix6701725fEra25FQLJHmRGTtMzqci2GTvEeEMUUGRiK5",
-	"eS2v7oF7cxYJmadc0HxKjBVKYFDEb40mtOX4pVQBC5mY1SaFgyy2/FUARgFgCohyAkYBvaTTSPhzlZYT",
-	"IIDg2ih6RbQEo4KJ1KVWbGYDOJua5ORSYg+YisQ5YxMARulTYaY7tSMDZGJHyGge94LlXXgrMA4h3bBG",
-	"VEViILNMXrLUMlGxEpxN8zGThSZr8TU2UNxA3BEpWCSA9dqtkAlVimyRA/42tN1uAANj4eDMZ7CEyBFT",
-	"xRhg33D1/bR3EokbxMdXv86vnAuNy/QDVXodvI31/XdxGAlk5RZTRxW54+ba3sk46EvfCoe92FuHUTwL",
-	"f91Cmt7N3X6HJ31bZ/sv4NZafXNjzEgOCF4Erkdk/zeWrLq1V5b7ynL/sS33xzXDQ+IjrfcwyOfV3AOM",
-	"89sLZw88eueN1VET5cN/3qzRlohGaZ5l3r5Zq5i+BCDjVCSsoWyl7ZBeGBMDbHMM0AADV4W62pzWrRs/",
-	"xgSOhDFFQ3Jp7nxpfAbKazYZWBJ1ENyS39IlBsBWs1RJ1izGcQFSVuov4CB4obLGMe7YO1k7PxKDjA67",
-	"DlUXmD2rs0OznNF0aqzkCfRSkGRExRCNzRESgaaRcMU75dABzCveAWVlzGhnqPkjMRkCiHJN0nPOA9p8",
-	"biKNgTVhKVlLcqpGLG2QGVRf81D4B1Ukg4LzNWPtujivnaPjk6O93sHZh0/HJ7E1wmHCHFPHzOAjAYNb",
-	"WKsGT1EaZ4+TfF8agfYS7UEzyjIFfz9EVQejbJ/ltgS9z1j5dyJzMqIpTn9jp1x0ixcaMetsZYis8vrf",
-	"J68Pa/xZJPaNLnIy9qHqtXR1rm3fse4zgMLOqL8Fio7M67lIcCMnAfPTbGuIxdSdY0xE2JhNGRrL+AUj",
-	"hdA8szoUVZXMSS06E5JZz7pJfrFslbM3gjCTJZtGEc8xz0enLMXr2CcAAFeBYRgAbSVUk4xRpcl2JMZc",
-	"FNAM7x8LhwzCbKdM9dvAXaocVzaG1GwYKRK9MqO4lN6auVNFlXNBXraIY0AU9SlCTrmU1TXZIv2E4Q/r",
-	"SN6CemqWB09dqTgQsuDdIOqEAZ2cJYxfuDnBmfYBLpg8XqLToxApa0pqL6+WTvI6MGh3YJjabJigG/w/",
-	"v7bW33z+2g7fXP3/g/s0DN0aCMhhhu7ozx/Zkx7VocfxvVBuj+J81iattqeUhi21UqIrJfoY7TLPRyXa",
-	"mK1TUIu1YvhtXMiFytc4dEuBaJoDl0HNhMEdFd+EOvmWA48KcQwI5O95plm+7CnQ0VE55RruY3CFHefx",
-	"LF3Uon7SmZbMmwh7H6ebdOm6kLu0Ni5eByupvZLaPwoLLELwWxHmxDV8fHQc42pV0o1SOC8Eug4kvqRc",
-	"O0gCH/4asSy1DomVTebbARc0w6SxzTqpM4qcDlDXhdciLhs8oUqx1Bpm3BNZm4uBDxUJvhBF4CdmBP5t",
-	"NvmxvYuWkHD2KVRzeS0hi2u+kUQwlkKqdjLJ5QXNrpOn5iqzUpSPizFyDo25wA9l/TYXmg2NUH9qeXpr",
-	"xKlYcQquhOYjCM2j4vlQCaIIeCx5uZSpdjP5TlW4bjhhop40Y1Md03UZm3cs4akH3NJSZpA/IZTMCWmQ",
-	"jZjCMcJOGZkZEi4iIYVxm+ENNknPyUqW4qXANMWEC82HCBZsGQehJz4SaxDvSLgYYsGRTFn2QjUsBk1Z",
-	"iITf7xBKUia4uz6HHAnUM/kMDhxKgI08/hoFEOOJgi6JAjwzCkISBTmjSgr8Hiu+8BtQUi+EJPYjDPMF",
-	"VoJFwZUP4mFxFSZ/QHHAM2EFcRdjaPWcUF6IkMQ2AWa13u8FK1ga2+onrsvJNY5aJjWEv8ZcKS6GISnE",
-	"uZCXZohESJJJMWS5q5kisZkQizew1WoRQcdcDIFFCVnqVLxTewuYe8oZlDRRYQsZYGDw0DD5kYjtG3Xp",
-	"prBydVJe/Ff+uVlevEl6MCvm0maVzC2oLtlqvSHx0enHs4+fTs5+6e2f7H/8KV5MsW6Wac9vm7sW2yzJ",
-	"nWKv/+jtKI+pq0MylGbaV0zAK639fbI8s3p+mWoTPOcXlFPfsdbke8EQo/w0cvUdE1NyYhTtLs2yBV7d",
-	"7ebDN6j2WMZ26JXKyyiyhfZCnyVyzJTRTDYPHhOqiRQJ2yHUKAWrDCHfpaB+xKi/WjWHK6itXsTmcsry",
-	"4RDPw+S4Tf7Y1Pgs2/FaxV0d02kk0KpRdFoq54axZLBewWru68sU0Nhc+XArbbDSBstqg/dccDX63ugj",
-	"WCu10Fm8XQwvURWQF6KSd1zUuhL65gub+ba1AkYomcuHc7n53FbeW4JTrH6zt4AEPNQg5IWIxJimgOHp",
-	"aFLXqtWHvkwhJMj/KHPCBbotZedlSHaB6BXr0oyVH5KD3cOQ9Dq9F4rElZ73uGFLDGqVfN6v4YqgurAx",
-	"vYxfsBB7ZBCNCrxPOyuR8AUNZK6ewXkWtcYF58XAFKzRSEwyqgcyH79Q4M/4LgqsCJAXLCftFvEVCkPZ",
-	"cBVqIegniDFiGWG1LwYdv0k2bVQrLOBr+Lthk/v9gmfadjNUy7QWKxKb/r49cPnXLCa4b1fBo/YFVPby",
-	"StmulO2PEzDFdY9K43lFTc32TAsrBG6tCvBHY0JKZmkFP3vAjfiVgq3LwUAZcTgF+GqWkrVYsC/6qBA9",
-	"HRNRZFnDZq8quPbztQXHfmx/PkbOO0FUUh10zawsBqtsvzlpv+y2Ot12u9lpvf43YFrCq2mR1+Rv5G+k",
-	"vb4dzNEpAw6aSkb21oNWfyt5mb5mrUFnuDV6+dvr83EQBka/4Yq1IzBfwIuqwmW2TlqvLFzmVrvz78Af",
-	"Bk+YF5buRv++fflq+oa2k022PXz125txW0xKxXcgEQgz5UOz88PAL4rqvTbLe7VaLXMvBDByA9Q0t+s0",
-	"GVGc4vV2q9XubG5tv3z1+k3LrBZrmQTdQLOMDXMKsDsWrvMY9iX/A6sYk3w6gTTkpaop/ZRCB/CAXzDS",
-	"L7KMaTKR3KomzcfsDyTF3ityOWEbb1mecbO5Pd39za/Qo4C6PfWMELDdxrtLoYgXDSvNvdLcP1J9SFUL",
-	"OcVdfvcUENiHha4gvBEpoFteJuddYrwrmoxIWjDoQTc7LzbaICZrOaMp5oGcdIob1jFLgM8ipr6SZFjx",
-	"YpRjL6WK8EEkSgaglA1okWkSu80dN6BTBrxr43CKCroc9PMap1EOIoE4yZUTQ8/RVu2/MQYDeMRU12rq",
-	"dlxaDIV9FWqOZkpiChB4HqgmJ1bCE6MPIADMVSJzbPASLIuEHuWyGI5qqHl9qZtkrwLLUM4kdM1THZM1",
-	"SI9utVqRcKk4OKKxg79nnCnr0ZNBoYuchZ43hJIpozmhZtMZd9q8EzMSqkt4BPbFLDB7gT9gEOZdG82z",
-	"ht6mTM4V+a0YT8hA5pc0TxuRMHYW8MyaQwQgBIKLTfzFd0pffEQnE+P+I2ATnBoJsyBqLLOl9C5B0cPS",
-	"lIMroXlHFU/Z9XjpmIX+Sn4vpKYhKRRLyVV8N/x0t7m+K4L6QgvrOjvmeZskd1b7zxTI/ZlaybUvSjP1",
-	"TjZv6y9r8z7URL0V/N4eF6JoMgoIRKZToCtrdWWt/inQJFZI+I+EhF8xLxaZ8zdHyTa+uj+XRMTXFRm0",
-	"Yw1krgnkjRwU5vJQ+ZWxPyq75Rw5SqeujZbRkg8W5UuwY1Yl+gpifyXBv6cEd8v2OYHs3yLbriHH/CQq",
-	"u6rKt3Wd0QQe8khewi9gOBp/85KJBU2CPzH96FJrFVxfBdefq6OxUkcrdfTw8PezUi4/MX27ZnmyFPax",
-	"N7hthkwno3kddgQNLsxVeI37LFdkkjMMVWOEFRCQ1zTUNMkBmfEHdiJBxZRIPcJ2kkoDBteNHRIbCRmT",
-	"JGM0VyQ2YjcOffwb0cNcvLpJjpnGhhGqYxvBz6WohCNk7sLN8KuNtYaRUJdcJyOEwyfVvDn0nY8nhWYp",
-	"oo1Z9ge4SojR/WrwH6unUG/FFu2si/VjQl6GREkCvyJUmhtZJPDaGGUWNjJups9cWIHzwpUC2F2eMZJy",
-	"BXdokgN6DpfCCLWvBACrAa+ZyEJoRbS8pDm2EUGc+Npw8rJx41PQCjUz455hX6/moQ3nzkoCB/JUZCvP",
-	"xQSCufmz2UB48z+/tdNpn7TedNud7pYx4V5+Z2ungjuFg12ZPyvz59l443+pDijUPfcLb06YSK8tAPxl",
-	"ZHPNVToqzow1UmavbakSOT3ZBXEHRAZS6FFoDQpzqFakX6TQNLwWK7SQVBO/indInJlFeapSrBEE8yYS",
-	"hVBMN2woAiweqIC45CKVl8RYeFo5logh0BlQxKeLhFGWfarYC2gNsBLZ2gahwwB0rdkO8i4ZseRcGTMG",
-	"B0bs8KHWe0pUMcYBODhQeSnqzVQqJFQZY5JmU80TRVLZJEeMpkQlcsKugdQAi/gYXsSjBXcpWD9uVoPu",
-	"NlyZaVXXKJ2TVqseFDALAk9pNbc67c2rMICXWb+cVamzV+yst9o3XLHdabZev2obl4Hlp4rl7yjPZgba",
-	"am7fv3qtnMnbtJgvazUHrzTXn1Zz/dBFaIhP5CSDk+m7lWqpJ0AqAgabG0vC4YiaWoAQsS5yQS5lkaVE",
-	"DgbWNASwiC7If2xdjcSIijQzPvoafqNsr1Fsf4gtydBI64lxZM2/ipwefUBGHUexA5L4YPfQ9n1BEZdX",
-	"LONk0sTvVQyV6MafvSRrxlswzjoiUuARiD1xdobfmatbXqLQUvqMGIn/i2X8DyrVxiQrhlysj5NJjHhL",
-	"/wWTkNZ+wL8R2Bs8p4ZHz4DWpXVumYJC0p9ChRmDQjEzgzB3yheTvdwia/0poNNaMiVsSoNghSIjQLeN",
-	"4SSWOgwJ5Gyqzo6ZUnXOUjMNlRqxhAohNekD8RE1xoI5kjvoVmX7eS1WB/404F9YSi5lnirzYoFJiUPA",
-	"IBJJzlImNKdZSGia5kwpgmxBMrtgecOXAuIaMuo6YwNNZKFD26QXCZgGrhXLBiRj9AJDO2NzUJOASeLY",
-	"QzzsOVfI/2OmgAoPDSJzjzePELTmHCDgIQPK7SI2y4OL4Y6/KiDKA0ZuZ/tlZaTnbKLNUdBLh2uWi0mh",
-	"CaofMwi4wcst8jN/GwkETyH23WAZJKxaNEcU5DFhRVZnfIdUdpwxJnIGTEFakra57iIjwsMxnsDmfSwr",
-	"AkcEMgVXAGIbCpZYXoDKAsvZAEr+6mxPRv3D78aHzmlyznII5ZXdEnXx8kHKc1JMYJLPmbGueMJKL3/I",
-	"9Jn7yk6rS8tUZeDXYGK86VxznAA1HfdltpgCsgzS/OqO++zb7BCyBXxqqGoNugHKrAVwkceM5gkWmqYy",
-	"UeWgzaezMwU/323cCIO2cNjzA3TTbG/uBzxOJijqH2BSwbJa1qSCDbMyqVbBgB+pFcAJVmeEwbZ4uPWV",
-	"jKjeSMr+b5ABCzsDTmh2DoXvVNgafi7IpwkTvf0Xaq6PnKgRnTAVggICpcrs7oXgPxVTey45fvezUZNQ",
-	"QH+6bwwCUhjNpLuAUgWN2vFX40qfFXlW4nOZb4xRZtlHoAX+nE3dz+ds2iQxWH/GnouE9r3V/gGsV24c",
-	"Z6N0CU0gS0DW4p/2TsgGnOzMN7jAuLFDqMA0jT3YnDa01IdbrS17yzMh9RlQG8aVUQgcRR02zJ6deh5D",
-	"CNtCI0Rc0jMqW3F/6b5yGJ143BpYgooOmJ6ecbCABpzlcYMoBuEG6jE2XYtFt2ZAY0NEJGo0/BacjWrz",
-	"RvyALTl/OEvo6fomXAtHoSBlUzLv2OjHC0UYzTPOcvcsaN3woTBjsKT/soA2j8Xn2afGZgmluNJU6Lh2",
-	"OZzqcqx2DOwLJqPqTSBC1lpAyJqxKiFhFAkbZHITVYZWzCUVkGI6CoimJ/iJ/exEojo9QMfgJiiVTDX8",
-	"a3c3kJcCnZbQ7ImcJhrMzNTZgZNJNu2SWE2VZmPIuqUMd5adEbAO3VSYDSjWzRwQa34Bio5tolXG4gIQ",
-	"uQFnWapCJBZVeCGMTeFqx7Sm2TF+y9vXgpNNk4RNIDto7Gv7JivESS8UidFPWbe/xgQVgSXgBhlhf/JJ",
-	"VHQR8IVdot2N4H9m6py97gYSiZQlGc2ttd51zxI69tSR5AmLyZpdCzyHJuKcxINCoCMI0+k+Id1qCABD",
-	"RkJkZ56EVcWlP+Xm0A06EmuxZmMwj4uc4e0nZxPzx5h+OUNMDPepFL3+h0jEmDxO2NmECZrpqTl6AI8p",
-	"kmn1S0i+Ki3h6oqZhReJOJNDrs/6nMJtMjmc5LKv3Eiqn9Gq5mJ4xgYDmWMW94Llfam4nsaNEJhd6bpi",
-	"ZhK0cSK48G8e3MEm2XckqcY3Rg+yJhi6ngokEiNudt00LPdRSC5ZfyTlOe4oCMSpyg50MVALuWh3SU3w",
-	"wDnes0ukwIhwMiUJnZjRtFu4z1BkRgH6ZFHgMKPqUnkexwX6ymKjoprlC2smo0Kcx44fsluhNnEeaZyy",
-	"TNNmLqELDR4AIhUQ+rU/2m0Zl1TAYZm983Fj6FsD5JUBYOuc4ZuLd2wiHp/oTKLT1rT4MWcFQLeA5M4L",
-	"RiiBMVveMzae6CmJcV/YPW81BJyFFLS4z6yyRnnH9Q6IV+EYlX999+nj3ud4KUpghwEdiRlK4B64xEVe",
-	"TexVyYAxNACktva2VfDPr81m8+rKUb2YRxGSxG5g5uXjYzWhT9ltNqfTzLI1Igq/PlVGPK3hiGeo51xB",
-	"QpGLEEWt0myiPGIPkHjlcjzR/h5YnjG/012ywN/ihfJ5BGP9sbTk0Lmk0zASfalHpIWvnGuzLCAJRKTI",
-	"puCyapo1ScwRJBQWbDKeZOv+3UbC7V2eYmQl/p91a6wC/hDK5EaTgCGKitlJfGOHkeqUk8iRriHkqvEJ",
-	"8a9EpvYvsDyjgFyRq7hEe+0dwvUUcCbUOJxxdGN6zlxP51qMrmRMYmlEH7fCt4RSNUYGbA6AIPKvIjSO",
-	"vJa2//AasuQdMqHKUkEbU9MFdLaNLYeS4MzCAG0AgJwRvymscFuh47FfgcMwEra03jXFVjiUyc2YU3Fo",
-	"t1wk/FnNZtMxKjccMpJG3sMSSHbCciXN+nVgrUQKcw1VYv4qtE/fkJgj0+mZnerKwzng4jMXkoh97ynX",
-	"ZI1WqRMrtmGVChAYs90ESJEwUMo8ZdCH6qxZ29OJoqTOaEH6hZqSQqQoAEqBH+fMiNnYDIJqNpze+kCw",
-	"58orn5krz740l0K8pDc0hRrfpnRtgodwQQMWl/njgmYFq7AWouvmr4SJz1SSqSyIHnFxTmjfGI/VfCcQ",
-	"Veq/QyEtIDcZwxKiW2AkLVOfA46moyldYlgnLDO2JaHkN3kOBRf3vrW7sYtD1TUYIJpUlZiPGsGd8IZn",
-	"7c4mBg2WpGusvcinLJWyOhVmr6awIYgmJ4DPlbIvQbcVurmu3QECWviCSQbGUUKzMdEypdPKtHvnB5G4",
-	"bIlV0G2/ern5qv0GGF6gVsqrgs1Bh75J2ukr9rK/TbeSzX6HttMWC+706mzYD69bsYmgIsg/y4zCQ7aE",
-	"mnIMum0PJVJ+td267zvF0OQNgGNBN/C2A0+joBvNTk0UhJF9Pv/znNUHB9nZjmrTHeE0wqm3TSReBZdK",
-	"ZNZKhKsiMssiCsA+jILu1wheN17SvXA8F5cL/BIFV2FUX2wR5smvPl8Z/fpnfO7qA+7SbNz8AZ9y0QNF",
-	"ICWi4Nk/1Ocwwh2P76u2uSPc3dG8JIiCbieMatseDu5cVR4XbXfQyvcRBTfj/ZVDImv/ffzpI6KVwERd",
-	"g+VZc7S8S7VKM/wJ0wxhUA9F3XYJCJmn+/bg5bMU6DjdI1eBJ96rfBFPvXsRI553YATBnfvD8dxqWcjb",
-	"Qk2XLoPE0+9bDOnm6gElkXiJ+6Zu8OyZBI45t3OnWa+cuPScwcI8FfSC8oz2sfh6e/m3fVSIQ3RmF7er",
-	"zyR1yBqetm4uSTXvZ6xRyUgd5lLLRGau1HOcTK7PJvVENXe/BjNAdjFaT9yVQutxmkcj/zg5OSQ6p0KZ",
-	"19yASgcb5J/J30CGaf/dHkQJUqbOgSzaGU4KUkxQbIJBA/TJLdGLi2n7lAXOmHXMzZhfKGIUxvrR4a5L",
-	"ckXCZrmIS3J1scieUHxMC90LtawcSolqoRCbt4oEJX1Gc+P6Gp2IQyrrZ5SmmmVMKbImJIkPksn6MVPG",
-	"31/fT+MdQsU0Eq6U1MUxkBEanqpO1G9Je2b8mBgje5WcS9yD0H5MxoXSWAYEYaj5U10f0qz5HftIvX99",
-	"xPEJNDGx2Y1EnHGlz/BlOBT/eopNdQlPQxhCSDB0FGI+4NAG0MJIwOeGHYpiIj2z7lVM1mIbdoFIOPui",
-	"zb+YjPl72U7193pmDGcUAbx9JskYCDovEl3kLPWJFYCzLtnAQ2DFwfVjc1VjpqkxbiwUGgTLa5FsTc+Z",
-	"KlufK/FyGxf3iaCdOpsQoJsVohrxisQ1IS8L0e1XCEaJkO/ILguuQByZZ0DK7KPTj2eHex/f7X/8KQ4X",
-	"R75KcqRq4CsSy0S+HDzFbGgLw0c2pEXmI1p+oDhuCDuKuHdoHrn34exo75+n+0d77+JKN50LNFcYpnAG",
-	"zJteMAVl6tB8fKGQQxxqzF0mtodPfM6mkRhb5FmXrjOrBR59h8wsR7EULBnNsoNk8pC+MuP/t8PA/JJP",
-	"kqAbdJot4+0zPZLmFjDQDTMXDvUMTFnP9bS45Wv0x3Tz/PWXVv5yuiU6v2+PX12+0e2LfuD7k/7Bskwa",
-	"jWTLkKpPfwfw7v9WUhxNkgN/4uNHa66ZIVwOtUv9+tU/HTeLImf/p8REh1+uPkMoy8qG3XIMXjAE3WCs",
-	"htdPYVIpn6vd6OphkzbvBHk95m4XAgTfwe7hyq35k1ZPddDqnOXyEVLzgd0Bth7W2jWOwcCaKJcUzCjI",
-	"5e8QIaFxebUsVkV1SxbV/aXa3oxpf4xlrze4QVBFdmM/Q+nADB2XjM2348lhrdQOnA7jAswU1jXCGig+",
-	"mh5Z5hi5uj4vXK06I1pGAursqHKFaiGJ5aVg6Vl/aksjvB2Otndsw4hxPUUH3xoBwwU5FfyLy/TveMSC",
-	"WssGXAo6LSJB05TDqf4p5aVAO8oj1o7oBSNrtk5QEVUkIzdTkfiF9U/3iUJgoCdKX19X+H6Ab/hxit5/",
-	"/XpDFmeJzIw1tk5yavx60vMJokrSBhM9YeDeMlSVjxEF3h9kJn95/NZKIOMDd0m1BSXaMx6deYG4xleq",
-	"5UdugbsmoPmdgnPz1dW4he8a4IKTNqAf5GYBD4cQDXEsLoxrm7CwKpxRnFsGBpY2urg/UiO1fMMW3sjC",
-	"c7saABy4HGBjT6WSaFL0M55EAu9tdnNofGhoD6EaC4+O9nrvDvagzlo1ypAUijgJfUixDyLs7+4dx2TA",
-	"M4ZdRnrExuj7TrIp8pJhcaZ5FCRfiUQilVakRQoBgSsIYYDqUUDfDCccu6Y5GGq8Qz5lGR3bq9kGJEvm",
-	"AoVOvinOjdPNDI7o5nZnL7AP8bU9Pv0KtGSBQ+kS6klGi5Stjyg/L9a3ANBEFhqO2oaEOLwzI4UBLn7C",
-	"k2r/DLx/jh0/9tqtZme7vPxwote3my/XNctzWrl2p3ZtrJ1aeOH7N+eUM3kbX4ffBsrvgJXI/0t1PX/X",
-	"9hlMMPg977to0B6xAj0vhLqN8RFlLVSG1ppIfO5BsEtvgy/mlgLqrSemlVqKnusYYujveaZZvuwpIDwq",
-	"p8zCeWZTzHF4wI5CKE9HiP2E3kh1UcWqtBnTLx+YGOpR0AW7d67z8Jpbli8Hbl+t/Lvu9tVj7jiKz0/L",
-	"CHwX8iPz2POrbiVXV1GaZyqKrfhbwMiLOb3bwYBsSjShgqQSEkV6PoqCmA9mg3MpbPOFr+X3LYC+KauW",
-	"R8TmNcz1mcuDbY1FUuU1LkcMWqN0LUmbSIE1/CnR0maYNDLInrOpMXt9S5lr9idMXPBcijETeqcc2hh4",
-	"XXmWkX6OuSuMigDNkgeaUCzJmVZxo0l2pVAyY8r2T5r7KzrFxinzN9OkzwbSIRRhlMgnsW5FCUJt8Yjw",
-	"70DwdLjAQnVT7KuP7Yy6UmErv+3xRiVUj7EQgU7HeJP65uOGufz9tkOkHGZs7qD6mMB1gUiKXXpBN7ho",
-	"NbearQcg48HM34qL55YTbqOVFlhZ198KoNdJhsVmtevvu5nm1UcG3eGLeF6ttEM+cGOFQ8hXLLazf3H3",
-	"/cEpXBcBq3baJ20Hg9bubP47mDMhJ4rQjOVazSPMY8GreZFw9yYKlDNsxE0D37FQ9jsHn22E+tJBsiav",
-	"xp3zLfFy8vr3Vt5RW/rlxZfrYUVnx1rkWdANAHipu7EBb7FpJ8zcFKtJ0mdEW2rX2l0Md7fOV4J6Za4/",
-	"Y3O9IkWdePdfAfrIwvrO46JvPvahi/P06IMxQH0vNVlU3EfW5ABwwUrDPBK+Yq9RBRPw/dVgRfMhAC/H",
-	"qBviEFUChopHDMAJREr6U3IkNdXMPRA5huObpCc88MeIlrhnnVa5QyNxBw5Je/3vSiF5k6y/l3BfViDf",
-	"UV5+O7rHeynJm1Tj35bWebgw4UDFkrODwc//fJO//unn//09P7n87fTw3ev9D4f/3pedD/QDPb589eX0",
-	"pHU0VL/99vo/H19jPlDB4aa5zRWxG6fC4YNzsFJ1K1X36AjdKwLDb0dgWOq2BbZA1dfb+Gr/ugNXoT0D",
-	"2zZyOcF0sYVbICnL+AUzav8OpIX31sWDA+B6eTzf7i5shzcrlIeK8CW5Dt3bWFEdrkT3dyRXsIu2zq2w",
-	"hAQ9zKH4EKoK30O7x3MgSbxRft5Akeg242yy+dIj5VVNrLnQ/f3F4Ecp2GOLwlVw65uY6ksK+BnBvndC",
-	"b5VZcExN8K6UwPNWAptLgt0eyJQPuBPozwiId5Ea+J4pj1sE+d3E7C/OVH4MlsEdwH0TQ6ZiD60pFUO8",
-	"+EgAwhOhiS5olk0tuKbFho+9AIvJWF5ANycW14gm2fN8fZFw6sgSEkLjqyPjO0JgwjvR5z2Omf5Q3r0F",
-	"EZ67ytxvR8Jn37EZpx3x5ydVln97sBZs1z2db6QF8Y0s7e3cwim30o4rF+lHd5H+isx194prbZQhqRtL",
-	"G+wZgM/pTggdnrsvbggJQh+CWrapsLKS59rqhnflGJ6+pHhB5W35SGiE8Gr90aKqW+WKRZYT4/b5prbG",
-	"5OpJqi20ZuOJ0XOdpXUoaEZ4GezCubBpm3b6m8lWus1eDl4NX4/e/DYuY3rp9UedW9LZHg5k0b23gZ92",
-	"++W/67y2AcDibLc27dc4TbsyZUF3u7WJNLTXX3Zzu8qTZ8svAxtyLZEN5l3iZ1d54dbJXSowKiHlVXRz",
-	"pbp/KCe1WrtBakrikR3WJbTjxlf79xSAf5hGUql73/N2lfXO3w8l1eIaFQCyhoZIe7jliqeKKCnhX0ou",
-	"ZX6Opd2DnLEQyqmh8hDwmRwMle+dBLT22E7DOk/jJtkfIK6RVTMl81sk/I25IjGiEsU4iCY5AQx0C8Gx",
-	"pDt9ZOZ2RiLOV2x3Ftsp1cEAkvqKl3QlFr+LR+OW7rOQpLCnZkXp9I6uQg61Z+uuFOjrwyKEC8XZT/xi",
-	"NpEOhFF4z5DkTBe5YCkUxUFkr0ney5x0tshIFrny0gj4tWmeT4m+lFBfB0w2KgSfBKlDaDLyF1aS5Cxh",
-	"5lQViYQKoi65Bp5szE5lUnExtPV/9xRsMH+1IqRH60R5PqVhu533/1Jv/7k/ylWyO8r+uX/wr//b31bH",
-	"/6smsv9Kvvtzl4OV1WDlslxpmJWGeS4xs++mYBbVJd9Rv2imnkit/NNYgkY+O6O2ae7liJa0xJiPVzmZ",
-	"FGwHNrkzJyOhRvISwkPXOCVLqYQecRkmfzN7B4CHGnExBFVkRme0jdFVXHlaYKwn32q9Ib/svf3Hp08/",
-	"n73bP+69/bD3rms5sgl3/dML9M8JU5UqiuXsaTMSO00ri3ol756dvMPK2UfBLACxdpMZMLvpwpqhypXf",
-	"3DuV3Qj2Qj1Cv0I4+HPvou+lY438viXLAxzmSZFzPQXdiVDsvUKPgu6vnwHXFzqsF9HGnzhOO6QlnlA9",
-	"2kFqP0DhKsmKufJEdKdvP+zvnp0efWh6e33jog2a2A5vDscVOqNc7zliLSJn5oAl0ySDbLVNs1h+6Pms",
-	"zQnNzgG8u2RyDsnlSGZIM2mcP5kTRwpWueKBowSbv+YehI08vVuVI9qy+HWt/sMOL00o0XzMAFe2CsMS",
-	"+koWmpwPcyOqEO6LqnOWOn4889cl5ZohOoOZgoSKhGWZ9W4rowZ4ifkRV8kqiAVZhwsBmU2F5bfCF125",
-	"avX0RZcHqAo/CTlz9TprmRTDdc3yMRmzsTTGD6LynwtjIq2ZfzKWDoHCH+G3G7VXMJb5dNFLrQBrGpvI",
-	"TKpgSGpr3sc7rhKZpyE5YRkb5nQMN/2f+hO5ExZcvydq/MRJJpPzbsm3DFyUEAEA4j9Kkhxxhv2bDjFk",
-	"kBYMX7xZBkDuiGhkJDaaJC0yFjcqIVbIkRaOedhSG6jKqI/tWYvGfMyHwqyUtMhBoaAlVolxaKDXy82+",
-	"VLhbbYdiBXAOmQi/rFebde29vexY/DosJIhDj09ohtVTttUQY8tm21U3re2bv+YFz3ZM6lEuiyGg/iEw",
-	"oSVrRixnRWiWM5pOiZoweg6sBlY2KcdngaVh/vwXs7TtntCiMsgSBtGIqnJqfGlv0wOYluwfd6vOWs7o",
-	"ABGHjSnpnnlzRsdcU2A1u5ynpPPlC6GJ33CqXADNGd3R82Ax1ILcAguQZRFq2s6Ob/K0rnfjWz2tfTZ0",
-	"6ICRmNlbh4vLp7/FJNgcN97xW0yFx1QpyyW5AC2XElkABBySoGopK1NjQ3XfZE5cmdu3mQ2nztxbNweW",
-	"Gqf5jRZDqbK+xVogk4zqgczHFd1atQ7cZCBND5w9XzbxxDNiTbRdd79vIiewJ5+lhHoLcI2SCc01p5lF",
-	"h9VSNuD8vBBNb6s99XQcFeJpl4SxYEApuCcCwcDyvJgAWm1OcglGqTFny+f/Vsvhmzx/pSbIPh/msX+I",
-	"h7OP4p7MsVad0cSVPf0A63eWSBwcOOACZ44cCtiBzNnVGPBTP741sI3r/pTTcGyEWH9KqiECjGtTXY9r",
-	"wwD+vwAAAP//",
+	"7P1tc+M2tigK/xWUntnV9hxakd0v6bbr1BnFVhLtab+MLSdnZpRtwiQkIaYAhQBta3L621P3fr9f7g+6",
+	"/+T+kltYAEiQBCXKlpP0nN61a+IW8Y61Ftb7+rUT8fmCM8Kk6Bz+2iGPeL5ICPx9SoTAU3JJFslS/Vtk",
+	"8zlOl53DzmhGEJ4SJl8JlMLnoHOPk4yoZjGWWP0XGgzjzqH+66a3/3P8+v79/M0vB49f3314eCvfpb3l",
+	"v/Bt1Ak6cz0XNJ+LqWl8e3D3Pn0zf8feL3q/HIg38t39AzSW2M4ScSGvRdw57HV7vV7vQ9ChbJHJEb8j",
+	"THQO9w96QWfOY5J0DjvThdx72323J0ma4k7Q4Zl0mr7uBZ2UiAVngozonKjOr9903wYdCS2uBYk7h/tv",
+	"e5+Kdp3DzilO74gUKOH8DkUzvlgsj9CMpARRgWb8AQ1RSnCM5IzMu52gk3I+h22qP27evH3XCTqSzomQ",
+	"eL7oHHYOegfv9vb39w72R/u9w17vsLffffP23T86QScTJIWu6o+b/YPXnU9BR2RRRIToHMo0I58+BcW1",
+	"/ZIRIU9oSiJZvr4+iuFXZE4d7cgZQRFn9yQVWFLO1NrVb2qiV2LXvV5JHqUCAZIkaE4QRj/zO9L1r662",
+	"miG75HxeXY1dBmUII3UsAXqgcoaoFGiRYDnh6VwtD6Z2lmJ/Un/OMGNwyTLFMWXTvWiGVWPbv3PYiamI",
+	"eBqrQ/Negt7YjzMsUczRkmdIzii7Q/iWZxKOI8rSlDCJ5nDn/6Plpq9kSvBcAU8VhwSeE7v7AGYAbELC",
+	"9nA261uybqev/iU2oFd+whmprF0hBCL3imrAuhmKVaN8uR0aH6L9MVNYeoh+HXfkckHGncNxR0icynEn",
+	"GBcoD7+vRvpx59OYjZka9cA3KmAojAowwST8+uNsiWIaO51ft++sz2tGozvCut2uM8gb3yBq/0/YFnTQ",
+	"1GzcOfx17NCacefwoBeMXXo2VjQpGJcI17hz+B6WDnRwbAnh/odgXCJn487h2/2D7ms1o6KHsLwSRRx3",
+	"PsEeO1UA+BbTxAe+i5Tf05ikaAINEJ5IksK5acBEcNkuGH9WcEHSlKfQ2fyl7ifisf7a/25wNrq5Puv/",
+	"0B9+7H/zceAuXrdQz56ipIxLhO8xTfBtQrrQLiYS00ToMYXEMhOVOVOCBWfw46m6r+K0UywJSuicSkQe",
+	"I0JiBSufGu7ukoisRnvMj+bCAI/RQeWWvqBKK1T5FHRmBMckBZYJrjweThlP9ZnHREQpXag31SDNnMxv",
+	"SSoQnxiCD28E/I2ZeCAporq7eZUTqvksyXkiEGaxejUWCWVTO9RugCI+n+M9QRZYAUccqKfUjszTmKRH",
+	"CN8Kdc0Pilgzzgh6wEI92yKakTl2eD/1hqq5ApjyJppxGqnXicwXJMUySxWdV5fZOVQPEGVTOIXBCE/9",
+	"O06J4FkakVcCKQZDsRdY7QQRJqlcIomnR4hKNOf3ROiXn9yTdInUoz4l6DsikZjxB4F2MMv5zjmRKY0E",
+	"woLGZLeLrgiL1Si3OLpT2x9O9k6xjGaIp+rvM86I/qFp0+PO1+OOd2uXWJKPCt/24H/ruxwORt8i4FL4",
+	"BP3PvUp7NWE+zbueO7uZizJJpiStTHZJ5pgytYj2E+Z9SpNuMqcgng1ekYizWKCMSZoArN5SptgsTYde",
+	"qWtjMX9Qd02kKE3+5mDd7ESmy72+okXNM0uOHrC6XjLhqYIpmS6r2yzPNKeMzrN553A/8M1au6b63Kf4",
+	"UY1gMUmgBUnRnLJMEou+pWPY7KK911ZfxKWdPCETqQDb5ePMqa9dzNsPGy3GCwPXjD4iJamgHaEvZRdh",
+	"RVBoNNsQJPa//vD24O3bgzVn9CnoKII2J9KS14P+D5qC+ClN/6CvnknJI57ktKZCaHfC/W4vDBRZCHvd",
+	"1+GRpoZzgplAve7rQBEnqbkbPZDAS7FbWn9nv9vrKEmzc2iofyfoMKxkRrXGPbvIEjjix4+ETeWsc7j/",
+	"zkdl+lZe9u3MUj0aK6I5oSQNUKjl6nHW672OaAz/JWF5oS1Eb9jFAstZsQcruitB95eMwlumZQzvfg56",
+	"Pd+Gjh2BchhfqBm8e3MFz+oW1bfVO4QWK9UFng1GpaU9c58nJKHqvWq6u9h8r+7tYRav3ppqoHcW7+OD",
+	"29fRm/gteTf5evp+9uHnO//O4mIxz9vVMCbzBZeERcu/kqWPON4RUcIsgSdE0WmgzYdKlCcLoiiEetGl",
+	"FXfvyBK4GDkjYwa/3PJ4CY0oQwdv0IxnqQjQJOXzoheOIp4xGRgeSU88oamQY2bYJjzFlKEdzUzDFGrg",
+	"XRhZyb8xV8RJ9Xvg6R2SDzQiXWTF8DFTC4OlYsbljKR6XVSgNwcHKByeDE4vzkeDs+O/3/x18Peby8H1",
+	"1eAkPHK2OaMJGbN8YUhImiQozZiAUXof6qMMz26urwZhF/UdRhDLMTMS1R0hC5AfZpRNAyQ46ETggPXA",
+	"eJISMeuifXXwB2/fokVKmVRyxpj1r46HQ8VEpThSFPQo35k5zVeiuBIqYGj+wNRirAJizLRCgmo9H14q",
+	"oUG31NI/4iwiiu2aYYEIi0msTsSIf3or8Ks9WRSChBMaoaO0v+6YNRFVBxj3FDT6Obi3k4Pbr6MPZC9K",
+	"CZZkz6qCsBBUSMxkJygB/tu3geIScrKsnhspSapW8F//HI8fD3p74/Hj14Of/tufvIzhcAIcZR05+gt1",
+	"alosAh6WM3WK9iXK+WHFNGtdG1VHSdCOepb+HO4ejvVVPVBB7PmYsYRFn1xeEOjN/sGYhReXg+Pzs5Ph",
+	"aHh+dvNtf/hxcBJqCI9mJLrL+5k14ZTAnDLFTOBILX3VFRh+eg337Jzv2/0D/6EpXrzp4PSWXvfeaIhh",
+	"3JAHJba0OTz1Xz5BuCoSoYQKqV/9P4fwmjftspAUnr3VJnFBkrlmJhd4SvK1/JKRdFksBdio0hJiMsFZ",
+	"IkHYVbMb9lbR7zXM7mmhXq+fuGYutOoR3qicBQpBK2ORlU8A8Q1yT/G9Qvyu/xkq9PmrXqHiTNfr/IvD",
+	"fvemirb1k7/AU1Lfq/oVsUxJzeaB2W86fXUz/sPfX3val9lKfifNamxOmrHVrIBqsCmTk2bP520uM3YF",
+	"+PYtTbzy2bkibPAUKWqPIvWegJBCBXrAy6bj1UhcOuA/pWTSOez8/74qLFJf6a/iq3wZ+aLglV+/KLsU",
+	"zRU0rga+brQa3UOt5iqakThLSBP7J8z36p2LaLb6zlUDfeeT3u2b6F38nvQmB9M3s3c/v7+b++9cFIt5",
+	"3sX/SG5nnN81bepBf66ztOs4WrOj6Ov5wd0b9m7x/pdeqqH40b+jh3whz9mQY7MrFHXXLNfK5uYkBvQa",
+	"LxYJjUA8+OpnocXNfBe/ai2t7hKDzFfVBXcCq+EF0w2ochXPvFaRC5uU6dJoQw6+DixwHppZP+XGUjWx",
+	"X8VcsgtOcCLIp7awPVCTDNg9SfiC6IOrvBfVvWrDFbYroUyxEvcEdJCwZHh1wZZnN24WHHE2odMsJXEX",
+	"5c+Q7WWU07hsZchA9zPJBBHWcCbQRLVGEefJXswfmFac2m6vBHIUTAEiiSDodQ+J3UMtROhRXwHvi972",
+	"Xhs2iQs7UwzKAWDvUYTTdIlCZ8QQ2ofmurvF7YX6YIyuBNQ3AUp5BuxwtlCI4WiOPcoo3zWZHl9Vmzcr",
+	"DtuNUnTxqwPbjqKa11V6K3s7TZvUcqv61zus0q21Hal0Hl7lWPuR4EwUIn2DY6PNex65GZ790P84PLm5",
+	"HPztenA1KhObCSUJeFEoWnNhkADIiiFC80xIdEsMp3yI+IIwTJVkLWcpX9AoQNOU/xKgKefThASIJwme",
+	"4zLhGbJ7nNAYgcUIELA034tSoMr2jbOAxUD039GvCA4hQHrP6FOIGJ5b6T/mUskD6pXJFac41l1AhADq",
+	"YfWOARJZNDMGC35P0r2Es6nRvQ1jLUr82+LxvzU2ZvGUyIF9eJ+Fkd9cn3w3GN0M/ufxYHAyOCljJLzw",
+	"4KP0NugsSEq5ws8YLwErBZGiL13Hnw+jnnb8AfPkP4At5YtcL6v+vVDcC4zY7e0fvC6hpqsujjFNlugW",
+	"dqqA/U9vu72een5hBLTzJ92/19sFC5xeDcISeRbzjxdF6soJHiJslw1yxYwnsdE2ZszZgKxtFkgRkzP1",
+	"JzNeNWJB8B2wAqaNIn1GMoDewKLAWLlmzBlkFwRioBWgCAMSfoQYh8U8YIHmOCbdnAQBuTHKUb2JAPgf",
+	"AIQAPagNqV56D5TBR2Mt2ZlQRsWMxEa/x2LdHv6lNYpTUGTOlPytRxAcTXC6axobRUnJ+oJ2rkfHaE5j",
+	"RqezYrdaT2mIICOPUu/6C037XGmaa3I54/JbxW0+j7Idn5/9MLi86oNO8ex8dPPt+fXZScclOO6kwNdP",
+	"1LS/gRCSLwftMG7eaStDgJ4TJwlgvcHqXQX3/g05lARU2XY811D0BS0+V7SwFrrtoMTJ4OPwh8Hl3xvQ",
+	"wU72G6HCj4Nvvj8//6sPGYzqZCU61DejUcH2dZHB2ha/IMLnigjf8vSWxjFhz8aAwWhwc3F5Phocj6r8",
+	"7iLlkkQGPAnDt4nRaxkBNCYJkeQibwXsnOJPXY7sCEUJwaniSkG8u+iPjr/XDItPBfZqpG19qG9tfa/U",
+	"sGYpJNbafpiZcvbC4unV9bffDo+H6om6GFyeDq+uhudnV2gH60iAO6K4SoTRQ0qlYi6rxwn8WWmYv12f",
+	"j/popyTj/pJxiQMECqpPX+TQzxYny44WQ3YtnqmN9jsZlN6owt3AOGdQgSo2dsBK68GgPQpfEmm8aw7A",
+	"u6K0UOMPElZWG9aWe2TcJLQamUpEjBuhkimVwKWt51/Q5t8CbS5JJp6rxPG7+HTKuhUPoihRHqgw2CGM",
+	"i40B298UafSCtcqjjiD5Mg07mGAhc38r39rRTskTiqegM/3y0Hy2GMMkSRlOBgXcP90CMRpcnvU/3gwu",
+	"L88vO2XLgJ7FWPF2LDDRGL2eHOAP0e4Lc1/uygKEGcoYeVwYLlAb+44AAWzYYYTTlBIQc6hZvPgC5J8t",
+	"kINh6tTC4zbsbKeDq6v+dwO/nc0EpZbNa0r0vyWIzBdyWRZXzMKQ6oaMNpmmJP5NLGZmI1pJHKolAN80",
+	"p0KAfymsF5TDnKOEKyaqYmyDd0I/CnAAXxDlc0WUvzL+kJB4SrajFPvr2fmPHwcn3w0atGL5dCjmUTZX",
+	"MvsfXlXs2VOTnthu6gt39LniwymZ821piE8Hp+eN+mE90R8f+qubaAL9OeznC+B/voAPkHnM2SShkdyi",
+	"ufCb66u/VzwhwSV5rTtzzZ+hmpvkNhOVYJ00Y394BdWYVTRUVXOkOjAtvpc2rLANg68BZrGOMBIyxZJM",
+	"QUsXpuRnEskwd15SLV1XBYicNfqJBwzL4IsFidHtMj8/c967gePKqC7LcZ3SXgg6ROQLpn++mL6tNw5k",
+	"icZHTos5n8ErV9lG0zMH4TG5K7MJggFHZpCUSIruyOIL//f5IgePyTZUY6fnJ4NCL+a8fW4Wsg+doGMd",
+	"1DuHHe2C62oRIFMIRAuE0D5EMSfaa548UsjqAQmeYg6/gTMYBuRCkkNYVu0NnZeDD/LxBEnviVaIQQuY",
+	"7whFM84FKd4H+DaxbnIKPV4UpZ1jDJzFFbETxjW/9M7tZOyO8QemTiclkqYk1v2CvL252AB8fovsArtd",
+	"9C1EEehp3ACCykk5DyS0tc5+VFYDAdRVhjaTmhOOoL8cOWETQuKlQKEOnAi/kJDPlIRs52GtPGadurPD",
+	"7/KoBuql0+Ba2Ixp3PS4fgHizxeIT3lMJ7QpgZU3AluHk5Sip4Euxkc2hLsCEDZd1KoVQht//qUvwPOH",
+	"BJ7zBWH94XaDK3UKm8wZzhvtUIuCPEStwi2BB+gcsixJirBR9dCnNybgsjVJ1bsHwnppE8R6CGvoDh+i",
+	"r2wiH2eL4eFWgip/hJhFmzQNIiQFghDJpuDKoBLbOKX3JpDhSxzjlzjGEpZvK5qRaovtjWHiO2vCDE3Q",
+	"7yECQ6uaFkPe4EwUWizDoZBHYEMMhtthRcdJ2lCa+sUQ3jsPYH7lS3iIsIlELOyygOm6HWA940XGZIEw",
+	"CtXWw/rej1AIW3clFNXeDYDcCe2p/LP3UzflCfniSfq54+UW4xp19NqN81z+JnGG/leZMpFNJjSi6rEE",
+	"7+cXQdXqJICnlYMIm+MT87z4Ju8XnEDZ4aikMABfjPxMuuisElX4BRk/Z2R0Y+O+ycTyeejoWoVubtVw",
+	"TzKUHaLC/taQFNKPf7/3a1nbv+GTG6xlRjXxgJdFyjSDneE8SySVWNxdGUta6JrSwDS3YiF4oRhnnNxY",
+	"9y2zENNSoz+Y3Wx2kphEVKcj1eG+kvMElCZCZ2gr0wZjxfuC/J818m8p2qr0JC1ICmwhZ6Lumd6/GEJ0",
+	"Ua6xBrsAqJ/zbkaHTwXikM8bwqH8CF90ejFcr05hmGL/hkOdVNSEUEWYaaU8i3Op4AvCfNYIs0UPdevJ",
+	"bSB3Uw/1P4ZeqLwJBf5fvNn/N0SLbZmmwV7pQYgXsQ4foufbsP8YWOgcm6uXhRwxa23SX1Dv80e97dh1",
+	"NRgxLm/AdtuAgeG6jP0+LLKmD6vot6mKHFtsrgQFL5Q/kExXOZbw0PwU+nf1xdL8b4ZhF3iZcByPOP+I",
+	"0+dGbC30YDeS85sEhnOxzJgrdDirVuUJtN978/7t1+/Q7VJq+eGPqfqo7cw8ReW9oFP6zRd8+Kzx4TJj",
+	"FwQK6TwPFdKM3SzMQNWnJs3YGhUgmqpHhrO8eobL0xxqIZxKhCX66n7/K6DP4qt1T9dXacbEV6sn/qMw",
+	"fc7xWd1exlBMY/3ysthWLIE6IgicpU5uLi7PfxieDC5vRsPTwfn1qHDJJ3B5yHreYxajGQYTOpWQV1Rb",
+	"RsyxB7nCsmoz+ILdnzV2jzg/xWxpi3o9E8WxJDfg0OK30F3WHV6CUlaUNwfWraMJ7dwpXgj1qlNo9Ktv",
+	"TWv/ii25wuYrgSLOdFW0aIkivAADWkpwNCPxUcWpReClMIkyTbWiL04s/5s6sVwznMkZT+m/nmsqt6wb",
+	"XtCbO7L0urHwNPfpMKr6JrxTqyJMmvlfDPd805T8UsxuzBNo7QtuzoA5TiY8nSvSYrzvFY2553cE9kse",
+	"F3l6A3vkIlsseCpJfEpiikew4+ccfVaMeDNXQ97AKVZylKrB99RkyGZAr07zx+X+/Tt0RQBq1XVMe/l4",
+	"tvaFbfgMydRWxeOL/t8/nvdPbkbn5zcf+5ffDTYWj18w3qC2uOCLgPtvBsspMJtUXXhRU/4Z4Fyvd1cX",
+	"dU20gil6FyNBWaQNGrZAbF4pGmSsl4Xx+oqDUlk7zzIhyKK8xqO8JKDick2XL2jxmaLFZca+NUn/n4cP",
+	"l9dnN98Oz4ZX31dT8uY1pNSqEiJJXI8PTTPjO5WkBMdLZAsRvChCuEsOcjWLXYIpKJrHVOpthLZYaVHU",
+	"7Qvcf55wvx3LmgIif7zkZfZbVSQorSEosgZkrLDGrUpGAJrCSsjlF0/8zxu0f8RUPluPbwHrx/5wNDz7",
+	"roGum5QyfqqeG4wfMJUVf9TfBCnM2gsCv2pFX+j9vylS2EKp2yH6V8ffD06uPzYloLGT/fEz0NQ30pSC",
+	"xhZ3/fIufK4osFXzz2V/NLj5ODwdNhWecyvJvjn41NI0lGD5wgUcPQsPvLadBUn3bOhyo3Xni+3mfzvb",
+	"zfasNtdn/evR9+eXw39UdEerTDYviBrueoJt2Fy2b225Pru6vrg4vxwNTm5OByfD/s3o7xeDp1hbXvQc",
+	"fYsMvthL/t1Jg6lbvx0es1ZbrQTlZqrfq84bKBlsmbYvKZn+bWE6ByG4tf5BH9LrHOMFvqUJlZTYomsL",
+	"ktp/kUcJulPTNAU8MNbsW84Tgpla4CITszMu6cTghPA308kuzUlUP3/KzeT89mcSwTEWi0wbkkgZrg6n",
+	"MeIT1D/oo/1ur6uzIjr7iCq7XIVB3pMBNJrgLJFDtsjkKY/1QFSSubtbIVNzadYBI03x0ul+nsmn9nf2",
+	"7mnP8Jx4PwgSZSmVICzQlMzVZktTrzmMq3p/3/rsNEpgnuvN4Vjb6HByUbqNlhPqkTo+wBB3NEk22gVc",
+	"6ZXq5l285W0gpm+CI7L54HlX3wTGRrgCiF8JFGaLGEsS9yXkbqzc5KegY6PEO4f/1PddBgv/PorJgzIe",
+	"+EDaC6f5ef+0AkeL7deoyCLlkkc8+Ybm/sgVj5X/vDo/u7w49m07yLv/0HSG4X63F0Kkfa/72j9GliYe",
+	"5KgcqWoU1FZbX8CqY9AgVltiH8ERFrEnaXyk7z1GCRVSoDCaYRkCZ8kgCd6CpCia4RRHkGJLl7jcoVKA",
+	"7TZAzgTg5Wv4D7FbJ3/raIftuhlForG3GX0igWwkYPypJFPi6UY9KuBA407gRzMYuAkKUkknWOe/L98C",
+	"Nl+G/nNbd0lzInGMJW6mrDLNiGdRjQe7wOlmT8EFTuXaY3O2aadoOKrBvUIYYArqGHMFnvR7IFgR1VAc",
+	"olDt/xCNs17vddQ/6P+n4OxyEVlnOKTICHwkIUooIyJABEczNOFJwh9Monp0m2B2B9+PEEbhIVpQNg1R",
+	"xOdzM1m6RPtv80x1D5D97kEbYerUJeg87sEC99px6PV1wxH2D/rfETnC4s7JhlZ/K8CvUCg6EprmIdox",
+	"fI8H82dUSJ4uPxI2lTPIHk0ZnWfzzmHPcUuUZKqVPQ0oLQnDWvBZTUBp3HTV349GF/1Mzipvew1HbglO",
+	"SfotT+dYPglLRD7w6qWadg3LNReUx0pXibkCtL3Li2Md+q9zPu93e2hO5IzHQgNqqNOqJRBcORmzcMr5",
+	"NCHddBF1YeQhm/AQ6YkF2gmdVM/6aXglTG4BJUcGoLwfMyxQWDEThEGu6TRP1SsRGLuBQOGof+XIe+HR",
+	"mIWWmIRgELPlgDEkpKdsKnaPwJrW677O94SZWSoIiWMWqkWFeYCJtbVBWYcK9w1SsA+ay+cI2+x2fIBp",
+	"CV+FRsg0i2SWkjjfwo4gBOFbfk92y7nL1wEELLJovxowGlHUAY2Dbi9PKG6efYWnxQ0VTW81qwEZfMZM",
+	"xxBBbBRk96JSkGSCdrDWOEGeMBvTms8whURo+ZBjZrJ7qlZqamJUAru+C9Joj9nyfNI5/OevHZYlJuFq",
+	"6UnJsSw/S5bNb9UF/RR4E/zm+TB2sAEsBCZa3W03QCSa8aKSqK2k+yno/Cw4SxeR54CTB8hxftDt+Tk9",
+	"Da4eJvGKMFvOLwwQ/PPKCqT2d2Ai63RVoRcgDbT6ShAWqyHyf8MwurPE4k58NSXSdO91X5sj9z2/WD+7",
+	"xcmvFY3yPVgQVLexplflXWnR4yOZ4mhpZlKTXui1tu6q5vtbRtKl7ViDkD5D3g2pU6ytGYiRQ2ChHmfz",
+	"Os0Y3qXkdI0zcNKskAELeDkg1QiBeu+nfM/8CEreS/xgC0VWyIR54NfTCcPBtCMUgdbTEQpJM8KUiCyR",
+	"Gv60r3+dEchVku1YE/3y5RzBC5GGVwLR+AipMU0clUM2Ip4lsa2AqYjhMwmDPqWno5vl1dajgIK4Nu00",
+	"+dlk5AKiN2t9BR4v16BeAK57s+5WpikNULvYEoU9NBjqOcKjgsTaVuofR2MGzDrw0sDgekl0PnDp8HTy",
+	"u1739ZgZEnFYIhFqAh0MC0l+a6Rb2t7aNwhaWkEGabWMkUIUMW8mGs0csF7HxurMXve1wfb9bu+VQKFH",
+	"xRPmGXMUiYwSqtap+YQJkdFMMRE2/jrsH/T3jCIj/KIoLeuZyISkKYlHKWZCHfL2NVW97usm+mQVqKXd",
+	"NqlQN1CCVGHx5RS3GsT/HdW3fvVhSa27NW1tWQv5Q667fWktriFQ/8bqK73DLSuxSiyoj9GzmRcKgo52",
+	"wjvKYp0p1nwOPcobMDg/mgOf40erxdk/eO+hH2rIhpOHGYbxdu9lq8cfdFKubeetBrlUjUHDK+68+6pc",
+	"J5yNexJmvk3u1hGD1mnmSoKiLudVZTgK4dB37VB5A1tcquBhFJGFJPGTH8jbhEd3DVbYYFONYdX0ewyL",
+	"3xCYfG+Eo7jZRFh9BkhXYGaNJsiBZg/SK7AqsXCSJzHC8PPtEhn839G18wMUTmhitA+glfPZcJ6Co2rY",
+	"jTutICRPJBVqly2RdOVpXxoaQZiCx392MkHSTqAr+zg9ixU3MSW/od7ZrqrGCs6kXLSw88LXlacC4qAH",
+	"BhVxbHp11DcflNl37wmEPeccPCSn9JLVDsiQnM2ndHC+pXFy+7BtQ2c2lsabHikwOxYHls+wFgZ8UroH",
+	"LCYpns6dPIhQkFaJxT44sfCwp2VgL8gsFoQ1OAZhh5vcGIhWA03jTSZYyONZxu78S3o6EduM1zDNy1eZ",
+	"n8fay3SVp+vYDa/O+YVMgdt5W9epSSyWlKi9yG7nVEpITvXA0zttfAV3g7188MAJTVaSEotIAn9OdKIA",
+	"tY6fIe21uo5Mztyuxgl69VPiYHDtGXkG0yLsdjciI5r20TkREs8XqvvEvGGKYSB76tPaJ0ZP3epCykpE",
+	"n5uL1p8ZlVnD66MbWZpypNgfhpMQEWaK32gueZ1IVLsjGMaP9n8owr8dYmIWYLfdcH/tJNOq0QHtd3u5",
+	"g5K1RAooBwa8rXiutAqepcL6irYXXv4owmyjGEsmJCUsIiO4sg1311II3lT83VTu9Us154zkcg0ugCfN",
+	"FeVGUc0Z0c+SkW1S/KD+k6WJI+E0CzhVM+ESzF+6dF/XCjWNSqG5G5yyPfhI8UOJuN4uJfEpcRsknRUO",
+	"iL7zr8o5l+cfBzfXV4PLTqD/Bv+PpmfK57Bbe6nE8910Yc6PVEiPjrdhY+vEMCUT+d2E1iymwb+oeR25",
+	"Veq4qm0pw9/3/AFJbl0TUFjiokJ0yzP7ZilkfCXyFqHxahgz3Rft9FBC8L2u2MYzuXvkOD0grM2XRamn",
+	"nDUfs50wJTJL2XAO0C1Jssyzms8441lK4t0jtMjETP1WuOEjnELg8rgI3vK5fzxbo7Qha1nbjf/JVgd6",
+	"8VLqJb8zxTpO27Vwar2e341khUdeTbvX3gZdBtWNdGTP14619wJcozjzGdUblwLBT34PApElsnYpOc9i",
+	"8EljF1Q3BZWHuo85Ze4U+8GTmXhX/2CUMK1cA5oAsuwPsNmhqNd5jek8QOQRRzJZ2ida0Zo5md+SVLQ5",
+	"GFxSMLTcrdd34ImgKxwJpOX0Ps+HbV2Wff5qz1hift3A8dw3hV+xpy7aMl+SO/W9wbtBCqPQKUgQCqmj",
+	"9bsBwjVmGCnZcE/wVOLbhIAjDoxlvR5CGCd0SpLqgaEk8JgV75z6VKqabF1Cob33wXmKlvE31S9urll8",
+	"eTlyheqQrtcTPldDeATVKokR4dVeTPJv1WJCUyEDFOa6txBx7c2lfnkxnWF7beHvrRR8kjawpAXzafdf",
+	"6VxG5KjwFwddIPB92u37atQfDW5+PL/86/DsOxte5H46Pj+9+DgYDU60cOZ80Xkl4cm0gojz9er6m9Ph",
+	"aATpDuozlX/M5yj/nKfadJv2z44HtV+HZxfXo5vLwd+uh5fVb5eD/xwc18buX4++Lzo0SErbUeU9QYn3",
+	"26nvGhV3m+jVflva9kysWkUGdQC7x/wHJbjXrlN314XRVzwFkHtGtBzto268ytFFUpK2HG2kmq4KZIOx",
+	"8iUGducrTuub/GwqCMKZnGnZrc6em4+mtnmArq9OXD/fjAkCz0IB7jy7BcVUg4OxdScGP14iRX/tbY1y",
+	"tFKAuPC+dT/OsA6PMKkNXpnIG1twHjIhXI+O9X5gG2jnHaSYm+NEh1rWt1BZclU8MudmF+XsaMUt5Ckd",
+	"avdgEbMFdJTySnhD8Et0xbQ00TcrFvcxB/jKM6/O8m9QYb929KdcSHvYzg2gOV4i/sD8YUCExQtOmTzN",
+	"EkkXicGLusZmjtkS+FuR53+yXXVmqPKcU6IV2h5VxcITmmjTbkGI7pyyTJLaFub4riGU6bnYbDBYrcx7",
+	"IIF77CsubWTWkZvXJGYxTmPNrMHYkqSLlArifz8jv3/SJsHGq86grF+cYRYnvuvuM6RdKYB9UX+JEF1f",
+	"foQbsNesg6R1sfSiBmmE2ZhFOEkOEUaCThmJUXhxfjUK0c6VOQ1ksrMIZJJr2Og3QaSkbCq6gkSpgp/+",
+	"MWTjvhocXw5GoaZzgshd9DDjgqCDx8c8YxCoBbUGo4v6bIl09VMTIrWDGRok9F/4/Aoi4pDZ+67qqiQZ",
+	"XfdpzJy9CYmXAi1SPl9IkNAaYo5WOVPiOZEmp8uqR758/KCbB20rRjuhGvbQhAmGAcISzRWa779Df/1m",
+	"14oT6hZeiTHD6TSDbBRHCN9CnO+cYCZQ+Ks7TIAK8DpEv4K593DMTBu9gU+fPoWlDTuKe405om8q7ftY",
+	"aQUCTq1LOFC35v6CpIKzV6Iovn9LJjwliEqUZkygHeNui0Azs+vgfRNt9foD55jhx1rV6mNVs7CailhF",
+	"YVWGBY/nzS5aveoPM54YbUMXfUMEjQ2GGSUSxLqSOFAHY+tHQzj1mOWZDPYmNLEddN4CiLc2pnck+WIv",
+	"IfcksU2ohCR9U3pPmF95nWecWX8WlprgWB0rvd+UCuEFHRiK63sWZJYyHWV+nBIsCerrgqNMic90ygB1",
+	"DWFgEt3i6K4L7z+Oz5lipfwxVZ1bytevE0sw9dilmjCQdf2OoVneCZYda+YKJ0mLMCmHzfqpuhXwm0uI",
+	"JBcplySqPAmO/D3lOBEbb1Gz32tPTwFWQuL1stxfbUM7QcJTshmAzMncaJpW9TnVrQo16KDlm3haaV6M",
+	"MCLzRYJl6yGK9lq+S2kk2l/6qengvXJdGtgrR6ovF6bM9dqFlhrb3lfm2W3VO2+88uUD6o4TE3qzatAL",
+	"p6nqmWRTytorMS+gvY8eL7iQgyfxRTZy9LuMxgRyXqzrf1nvAVFA7c7VPdKW0j2E7uSyve50CakOfALZ",
+	"0tFoU4EoszGtR2ihBCVDT01WjtBJ7e3Evq6lCUIu13taHNs36wpaq25LIcncL/LqbzkPNiNO9h4hcSo1",
+	"64h2LFd00At6vV7RSouTjufMQa/X63mdDFriegnJJV8YHG8PXXlCqq29B5kgqUXF8laD9clFci1G7vqk",
+	"XsYyCrv03j4sxWvoAHqVHAV5TXOL157Xy30i3eMpaOgT4sUVrH+TKR5/Q5sfqC+MwfOOkAUYqfM657eG",
+	"QVOMbA5kh4jOtSdAjU0p1Pk59pnNNjqTtiZ9envHnN2TVBT2a/w41L33XUjPyWLp5d5gnvwhr03icyib",
+	"85RuEDCop3Ce8NImeq1sexA2C2freB6058X75ooDnU5Ds+W5yJhTHcVpd9G14awtj45TkkuRAhjR7u/M",
+	"VAMAt3pGDJa0Y4m/oRxiIp/MDft41yoCEga2sACdQGODSlDjepIJjTrb4ne/MLJrGVnLeq5lDc+wjk1+",
+	"Okuaw9Z2+NK1sG9X/Fvzq8U+c0J34COknysP+4URbMMIPpltg15PZIr0Exl7DAur9DC/3mJBbrI0+fSV",
+	"ti98pRMGwj9uaKwzBPq0oyX1R2vbklZD5Om/9Xt209v/OX59/37+5peDx6/vPjy8le/S3vJf+DbaSC/7",
+	"BBmrDd/scrHuYf60mluJn2mGci9167Yod5l+K/dqG7ZhsT0mrHbHn83nOPWkEqhEpzrOI67hvzW42XDS",
+	"VR2M0QKOAZzhvVGl7grWHaxmb2KfuQc+PAlnmlIVbJK3ZWXSVru0NXn9nA1uAcDtUb0IgNtlbhfA2zhb",
+	"2IafOyRv4YZf5moHjzbn0EaSoF/uyxM+GfNkoIS9srgPXv8CUZ/89xSRbENOdot8gj65LVysuYIXuV6/",
+	"q7DmUNqb9EovjYcJx1PKWoUWXBQtvZguOqXRVm5rCydvGc3tn/tpLsm2JXzgT5YrqoYNudrcNo7WTOB7",
+	"EkPaVtZ9OR5zTuaGw7w9uHufvpm/Y+8XvV8OxBv57v7Bm14M6oK3E+ivdNuV8WyCpL6T6WtLPhjOjZZq",
+	"74HGYPHl6XJ9vgt4wO3dmAXkq3ePr/HCzwwdKi9sH0mO9ktiltV4pnQ+B8cLCD3W2XejGYnuTGCX+k5i",
+	"lIDQs2siJfLwVp9rDGApT+W3lCTmkMBBoHNY4rw92lyFB5pACyS4khVvl64Hrtu9zNT/1LgQ62tdRc21",
+	"+gPo+SNlMX/Qig6mw7s26LMg6bUg6QmmSbvpTA2dClSoxdoFVAZthAMYbgukSZ/fi9CmwvnY3i8GDSrk",
+	"Ncj/1Llbm+8XBjnW1ft/C8Yw6ExSPt/Q7pe2sviBzxmJdT7wI0TmC2m8ox6oIF6CKvlzpOOC0sCeYLh8",
+	"sZ87q6v3rBV4flUVNCACYZM2FHwXBZFH1ppq3NUMWXwlFBU1vrvNINsMqoZzqfufF/r5lqpJLCc8nXuD",
+	"gZ7xwvpdFl7AmWGbCp+KnbblljdVE5WMnQ2WU3uNjRA54jzZ3GW0uTTMZEJS4mFDgKLlcdSS80SgBRZa",
+	"HfvujYJ37fQ3MbGPnqJmJY/IVYf6n1fnZ+dFzANgih/fTo8vLIOhLbXhPFqEsL7u05k2daiWZfP7Gebs",
+	"U9nh0NlicZYr705XZcnrYpSvsSDxnuS29lDWxLLodispcL4YX8E6tbINxanqvnwxf3awzUZdX2IIhgvs",
+	"slfvdgusjD61F2FldHjRE83ZSySyW0HyiENbEc3YrAO0SLI8b1DYRQMczXJ3IOMompJFgiNiEwiBgZsz",
+	"47T6O5u4v1irv1irv1irv1irf3OPy/w4vti5X8DO/RRdtX4nPfqYCAR4T7ZHhUrCvozWi0sHFUFSLKR7",
+	"AvF+dvXGz0MucWURe25rOJNtaILs3b0gA/X7mq4DFwqfWDZTT7v6Xj4nJYpwH8sNsxTl8a1UAC86x0uE",
+	"hSmzTqVAtxlN5B5lOjQxxOLuBvqEY7YT/mq9PG1ilU9hgEL9HUq/zbkkr2w9WHAFTXiEE8s+jxmN1c/q",
+	"+24XDSE3DKRNogIVo6cZG8ZBUYPqky4nGP6qtXBj9ilEO+G4IzlHMSGLcSfUsjRWlIcyRZpeq22JAIXj",
+	"TsI5NHFNAGOGk5TgeJnXlFcdobm6CJ5J1QNOJYTlhEU9KCzuSKwWOWY8kwkWUiDIf3dyc3F5/sPwZHB5",
+	"MxqeDs6vR+j/+b/RAYyK57d0mvFM5CuBU0Dygau16GqgNtR7hlN1Pn17euJOV25MM5YLJLAIs5cdLU7b",
+	"qwhQuMApYfJSr9y0p2yqRghQqG0l7ocxsxIOjQN7JinnczPmofFY0qOUrVGmwOkuylis/bXHzFneK4F0",
+	"HB1PRICwCXvUFY10NL440i7h6klW+4xjEiPJTTxpvvBXAoWqzbWIQ2/gnTrF+ms1jLUXuj5bc3xCnb0N",
+	"j9ZhllOrbVTHvYOZDoEt4vA19NiwQBofoje9nrpEtbwi+lbP04XF/JP+pBNU55TLecLfvVlrtnFZRl9m",
+	"T4VuT02YeAm9c++BauSg+ggJWM253S41vO6E//VPvPev/t4/ensf9n76dT84ePPpT+FuYCBSByOrjuXc",
+	"dDv73R7i9yTNa8cFkIU3xypTY2pCUjFmEFAjZ1juIjlLeTadaViN45QIgaYZTuMu+h4CoDXPYdzIjW8B",
+	"FCU9Pb7IY6RxSg4RYVG6XEgFmFJRFxmg8M/m/yA74nfEmLqOxkwQqGzntrjF0Z0Ja3BEep0HFOBxjh9L",
+	"+cp67TL/MZwspeEMyyDdxqxRVhozSVITVbzylbVzDm0HrRPbJO4gH+ObLLoj3jRY600h5feUyxaCfT7v",
+	"SDevPqiu3SQ/j3zwfJs/rboKsyVPWhqgPysSd6RkkdCCPb6FgYC2PTFbR+DoEOvJG8xL3PB18bZnZT11",
+	"0OV8Po3zgay04cXdESauBYn961DE/xibElvVz/XsQanjICc6peGD/Aryc3GHr2955TU/kwXPEXfr/HcN",
+	"PR2L7IxnKXRe+u1aFfTwpVbKX2+PdOfGROnsA/ck5wgUB+3PItIeM9yxtoUYFU43S5mpN0hYTEyNxYXR",
+	"PKEJpkmWNuwD8jmMAOA8vIT6iHa0hmEXabh0s9JV9+efw4Z4XeF7n63o1Hy20W6lEQP1FBcpQ4xBqX8x",
+	"bJqqoA/VWfQXtfxbLmcIgvMOEa7nTiySOBqG6YHr+paWwQtNsGEXiKwdOdTNBSKPRvYy6U9JHCDOIgLF",
+	"8P3r5pD6t+kedGJgtGNKK1DOnn4ZaYVAtlGcqbZXEkuxMfGrAKoSsiL1zXE5mOOmouNqpEETzLtDYYl0",
+	"eQm0E/K7Q50GRDFpRVYLnqjDiZIsLmnZndkUGHgmOqFCUhZJABPQ+yCx4HfraYQ/K6/oBBWKZGeu0H0X",
+	"MSvwsfZRcA6uin0VAPBSYyOznJhsK5uqPaA7aUouaXLObGahunRtS0AJXikmN89foyPSQXw10x+CocWt",
+	"71RsUIFNg2NNYUJ1RJe366NszJBBvvtVB3vqrccfMnJP0vAQMa61EVZ20/ZqSIhzhEKdWDk8NHlbOCMo",
+	"5kS4DiEwkFoLNPW/mmYpa+2F3iu2eXg2YJ6rMFUS94xsaMN41yi4itl9h5zb8TyJhhIqwMQprK1MgKZF",
+	"nWH+E9opgnOx+rRHEv1B9YanmjPSIhA/N8itrfVcMd39pHaRJ/3bNBzdJaxLSKMXA8MRwOuD+EIPdojC",
+	"GNNkGUIStevRMYrxMhiz0KTHK343qfdC1+mv1Av0OzC4ImRjpkkkwXfgrERlF4XfDUbIBoP9aly+Pn0l",
+	"dDpbMeMPgNlzhKeYMiHVGFjnHYIcfV30jU74BLOkGbNB9+owcUqE/qDVK0YmL4+gqDUFgwiL+QPamVBG",
+	"xUzrtYQuTA0dIJ2UkDRJxmzKlUA8w/fEjCE4muB09wh0fziaGQO3tt2aFM0ZO0Rvegdj9s31yXeD0c3g",
+	"fx4PBieDEyhiYGurBwijUL9YIWwHSBe8Y5BwDBRmY7YwTlY5c7LDuMx5il01igKhOEt0GRCrwzFcChZ3",
+	"3THrwwQwNogaJEZm85AbihVuOQllpGsOsStnKREznsRjVmiuuuQxIkRxmFOOeCYRluh97z/g+PZ7vf8w",
+	"bI6CDX3QPr1VbF1RyWOUZILek1NbrUCT/jonPMePugFE+Ctq7ClwUPDJTmbMF5uj6lf7QhP5FCiaNvQT",
+	"ksoLkkbexJpgH5zhlBSCOeDGAguh2NH3PQCy6mXbm3Q/2jt3Xpj3vWC/1/vJx0XpxTWntnbw7pXRgUrO",
+	"7xA2073SCBtrsFTABXnyx2ynulZNkiJQxr/v7YJooMgN2qksXFG1vOV+r7dr/FemXEkDmSyA1hwSUAOA",
+	"3wCognpOtXZWX4taEjDcERZHRk8NCAanK4x4AcW01J9+JHiOP3BT4XptlDS7oKBd3hERXxDhpKhXRHrX",
+	"6+0GmTm9Qu0ohyB4S7odP0ZELQxeHujVnSmP2/W90G2fnIo24uvNWHqmK2hq09c2i/ulZ0bBiXlmChuK",
+	"2i56gORJ2YozbIrqGNkU//qGgYTaey5Fv7iX3njTVQUN7DK/AwcOnI0X97smX+5nYlosgZKHUOXUyBIC",
+	"DOxOhBPCYpwC38NTzRy5vLcbKOFjvF3A8gCTul1N/yxB1PUfDl23vADYDnW7r0TJYw/tlLm03cAqTHK7",
+	"Tslx3FiKbRlfk6TYv+xa/qDNeNN+yYoWgHUFUiCBsoXz+RBMpSQRBH7SmBAUltp5rr9JYiKkLnlQdyt0",
+	"FUAbpRMq6vNU8wmtkEyCjuXR1rr2OLt3nef11lu4u7jEYbMMEPmR+PGgnLBpszepyVVnjaHPRrW5VQod",
+	"Zqi5q9+7GoZr3lwRgLjBzkpBDBUspXJm6PyS4FSg/Q9f9xTv8eHDhw/qBbgeHQcaklUbne/LcfJEO44l",
+	"lcqK9re57ID33A56Lc77qZCz9mDzbAGf+8kucCppU+3SNlUh9YnkhSFXAPjWbsdUklxzSU0124WgQuIG",
+	"cn8MdXsTEjtX7KWzDWo05zh9QU+gXwEN+yuBJgmeHumCNo51XM2Pokya8Pg1Nia3wKad23ck1X09zyBW",
+	"O6Vt28Uq/qD1EOok2cy9MpphuVmPBRcb9fjk34Y8zk0XHvPGgrD+EPxdZlh2CytHaHKQe6r4zTiNfGae",
+	"gVNhTTcqOaSs8b51lnkMnVfEt9Xnvmb0EQkScRaLEumhTL5702mu8l1RBKtTiOaLZC90SnmB4gjR2Cu5",
+	"5Z7sTZJhQz9zRxsdTBFplbUp0FPufK3xxOdjmnvx2vN1wtrMbdspf1oLZH1L3qrkbw3d84FA3U0FlBg3",
+	"ha2g/f6/ha4m+y6YX2PyuNLVYbPxrcUup0jVk4b5isGDymbWn2xexaslDncjU49sU0w+zzHYxiEb1gBg",
+	"AMGwT8btjN21QvAnovDI+txRZuw0sFxduVkXV1+Nx1vBVNjm74iuLYGpCc1ikrR4g+vjnUC/T8Fz8BQG",
+	"ao2sDUimN/BEFDuxu/cUCmP+nCBt+NRVZLLF410/l3q4RJYkKGOSJnkBwgL683KGthKekHxRKnGnflBn",
+	"1FCHqplWF7DukHsvMWpD+vUx20LsqyzV5ftpTNhiNVyVtx6KtOuS/lCyY2nqth+ZmjSqm0A7IZ3jKSRV",
+	"DAMUgm/ADc5iytU/JzQhYYC63e4uuIWaShfrNX/wdT08rr7vvq70q28yKIWPaicaKpC5AeK76DU3UdRe",
+	"lg02BVO2R/vfGwuvQRN9sIFRm5YOWx3Uz5yaeiGMPEBgWM5wwekLe5Smdhpl4FFvkSa3y81xrA0tuVNK",
+	"2Uy8DpZ/fdIj5oBo7RH7qXaOa3GjxV08Kbo45wzUWKgYTFimtotOTVAV49KUsEEzkhK0I/B8kajLnVCS",
+	"xCJAIXjyKKBn6n+sL8uNfqddJLBF1bVHl71GFzr5AxSIAj92hBeLZLlanbg6BVVQUkweFbQPwg/CHFZM",
+	"Pg9GHgqzblGnqRyfBzBFHuXuE/kcc1+Nys01us0VUgWNS6nuDWVXoA9KaaNKroYXvn23VlUl8ITI5Q2N",
+	"CZN00qJUW5VhsT69iscqZX7yq6VN9X9h3Gz2IKId6njrivMruVlA8wbkdvRHejE32vViwyvURcTPTVej",
+	"LXrKmdSqIGpebaVyeCU0bfQsOmxL+4VXSP+q6MjNWZ+c46mp1NqcRFnKWsWlNUjk9nX0igHbYOQ8mkK7",
+	"qhYbNAvwLD6TM66zp1j61UXnLFlaOqfIbZg/kWFhtwGXmYIAl4xmRKvh0k4e8RzUFZXar1Hx0xmLWr5Y",
+	"Vw4dcLdyVcN2cIiS+BDp0C/fMGB5hIAeEwMGLjPCeFZNuAlru10ijG4TzO7ge4BMaI32T9ST/PPk/Gzw",
+	"U2g8eiANHmY63k+vx2O3DTqPe/BtT8PAUwiJKcHfcE4NbhtKEoeJ9bXX3nFN3wKIRwQ+Pw3snqzzeZBv",
+	"r70DnU/vsM6VTjMb4PtqkdTHDJWp6hpKViXwZVQ3TsU3uXRdBTSw5TpSEICBVmiERlIu9HxhpuPHTIHD",
+	"MrS0eW3Wi3DX/oWG4Mt+o32Q87RjMkshELFwTQ6PUKgDAvK2gPLFG1n8nmo7jY1EeCXQhE6zlAgkMkjp",
+	"CBFyzjzaoXunpy0BVCoaqYvlgIcvRrDIXY8WqTp7Q4CQu/Am9/XiGFrI+uURA89CKkP+1OKCmtJXgQtI",
+	"Ye2XOLmzOR6oFHmg626ZzzX2llK+VONwSLWh3d62KePdRQOtbxNO8KgwRUIrPN3+wfugs8BSklSt8r/+",
+	"+V/j8WOvtzceP+5PxuPHryc//flPvjfOSZ7zlKRzBSP7usK4Bp2M0V8yYj6bulfHnDHSUDEXF2XJ15jw",
+	"zRBOOWeF2EA2N/RCss/i0CNRX1T8PtXbGRF63xS5YJud+7ye87gXJ0WuuUYPfrT0Zih5MKxILEltDTkA",
+	"NfCxtspcwPBIHynxWycEZS2Sr5V8u9rU/y/uERyv6yhtN2fHy/dol1S6vvL5e9G7Bjh+BztupVIbqW1c",
+	"u+yC6mSvIYmIm0WlRbbfvPnqxf+mGU6fB4ne7CnPBowiV2kziHzGLnHF9v2p0jdLwucQ3HZZ+NYv6ZnW",
+	"+vL2tm6rrwCPx6xrWrBpiHbAF5+yKXjoPWAqQcsFOkzjWowkRxLfEUTlbjBmYU4rwwCFMRXFvyFkZbEg",
+	"8aG19ppEsGpsC6pjlpI5v4e4AZtbdselLrkTDZWH6BbHOsIwUGQJwe+3yzErxRgcIUEICjXkh7t6WYo5",
+	"VUuKUgI6HJwINKdCUDbd1Z7Quf4xPw8tm+rdqDN2NpenX4afYXC/2KdZl5IjWwVGeAThYsMNEy81aPSr",
+	"QUnF6MFavzSz2KbM+A1Uvd1CaNxq5gbFRRvNg+lc9XV6nrOSWdhFSu4pefAkFhWSzrEk8WgF775pVczK",
+	"aXzaRgXMGiB+2kLNyzLAeEYs8sR58nObTK2bzNQqe2quqrHn7uysXAZWryGo3eJ6SHg2zXeh6gVofn5Y",
+	"tfU1Z3LbblLhhoWVHLXb813VQhdKatyw0sUdZfEm7tB/pTq9vxKlDCo+TZg69vPW/sj/5wlA6925KwHM",
+	"nM8FKDH8ko6OzNs0kqXI5l73o7UFP1KiUxaW8lwc6mjHGRZIJDTWUVATJ3QlQHnSyErOyCOjB9ACHOOs",
+	"oSoAlU0qZDCQlbIuBODpKTl6750pdyZIwXxmpnSUEO9Xu9VWA/pTEsmSOqTxZlbXRgFALwkDJUB0r7UK",
+	"3euQtrHc2+rCbcLpt85JJe7Uu7Vc1rOJcm2fL0CZ8zm2t9oXXWbNBRxUa2Vz6WpF23/zK9qqpLYumSiq",
+	"FaIdbAJxAh06CpYM8F7jjOgAaoiyDGPAoBDt2DCkXH0NuLHrmnbUiMC7qy5NnHu+vi0JnqULe5ESXTZx",
+	"/JoKXdW9bQ8UX0qGzSdo5/nvVMQS0w35hDmRuM22zUpObfNV8QU6oXoRK8aS5aETW4BtZAEI2tUMSfoV",
+	"sh5q/lzs2xOQnqoXahMjih5SLgmiukL9w4zPi32ZBAJi/XPnRlW48pu78pZgtG3EXiGy/V747ex0e2ju",
+	"Ht9LYvuFw/fWihakRCGOaz6K+JwINEn5vBRPuqBWe5NqLURCpimG7IQPVL1c3gfgpEXhhCU6GXwcjAY3",
+	"F5fno8HxaHCSq6sw0pUX3JUQ1qwpOiEJVY9avfbXQhvqO+acSQzqJ52nwz+U3ur6BMU+v7jQpMG9FiQV",
+	"4SEygyGWzUlKI2OYiwXawQwRJtOlYtFjOqVSE7bdMeMpssp7gXYiLMgeZYIwQSW9JwHCKCFY5/X8S2i9",
+	"4HaPgBiOGeNsD4wxATIZSIkgJs8VuNCZTCPq7dcPeEFZd/I6fZgxkogxUz20N8MENHe73qS18ZyCgdPG",
+	"L7VKpFOEF/0U1NNzwakVp+WeyS4QQ5OTSZHCmLClkwAX6mnlicT4JL+EsnSgAB1hdHJq7aZgrDnKZaS3",
+	"PSOQGJvj296noONe78ZRWnCmG9bg4DFJDcOrod8fzAhuEfGIn5yKNS1OCcsdJOrN1CFfYkl0wcBmqXuh",
+	"5DzKMknswdkXSJ+rYiLdWxyzHeOzh/Z7u0c6EQiVtc6My5mCbMV7msR7kIs5d7RkJm5cp+qzGWt1ppV3",
+	"pbwr+97sbTWCCVZxfegVVt0nfzYUaYpM8q9VFwtdj1VDSFUsMV0PDNDnxLQthw+VL+b7bI7ZXkpwrKAE",
+	"OR/XcwSw+NXFvIu1O5R1ePZD/+Pw5OZy8LfrwdWoE+S/nA6urvrfDTpB5/qsfz36/vxy+I/BCTS4uv72",
+	"2+HxcHA2urkYXJ4Or66G52dXnaBTfQqqrf92fT7qd4IOZCm/OTsf3Xx7fn2mmh2fn/0wuLzqj4bnZ6UP",
+	"Pw6++f78/K+l304GH4c/DC7/XvrxdHB6Xvnpr2fnP34cnHw3qDSEjZV+K38ffX9+Ap/7Hz+e/wjbuOj/",
+	"/eN5/+RmdH5+87F/ac7l6vri4vxyNFCndTLs34z+fqE+XPZHg5uPw9NhkWUKTmI0uDzrf7wZXF6eX6qJ",
+	"zk8Gxb/0mVyf9X/oDz/2v/k4cDZ/MrxSv8BCLgfH52cnQziob/tD/evwZHB6cT4anB3//eavg7/fDM9u",
+	"rq8Gng+Xg+sr6HE1uhz0T28+nsOlX16XT139+9vh2fDq+8GJ8/nH/nA0PPvO/NL/pn92cn42qN3fN9dX",
+	"f1dTHH8/OLn+OKiNfDE4O9HD9C8uLs9/6H8E+BtewlCV/Fze972EUxs97idkAfl/jAVf4c1RqX6IZl1S",
+	"4vq71+37k6J+bWl0LlWfBZazPL8TjrWTPNqpIBsQyAq6rcj/4+O+aDRD8BEy3cyoPERhxFmUpSlh0TLM",
+	"C/1RtjdJ6HQmUYQXz8sxhHYqN7TrzZizwkddZ4x1HdAgUyIwKcC9oB0HN2y9BJsylKcoJVIRPj2Q/8ie",
+	"lrdoUeJ1V/Ws8ca6d15/qvLmwo7z3brb8y//l4xrecTj6JtXAoBGbk0BcP990K4HokgxY8MqJshagQKU",
+	"G4FUK5usTigYrdLr3aZ0tSu9ixQ81munufk8iwxRvmJsOczlmX4Q4K0X+NqlkkiJTJf9ifRd0JUODkeS",
+	"g80/QFj7ZV2qPnvQyeTwRwIvBdrx0PgjVKPhpViMiHMImYnBk8i44VZVHbaKdiP/E3SgDogfNtKM5Zmu",
+	"8BLt1Mjy7pGlfKfHF0CAtGMukCwR2FSJOmuazsPmJCJUR4N2HBK+a50khHGRsClA0U6NtPsB/bdI+lVL",
+	"GdWeihXFnZrDBXQbtFO7/SLLk06qt+M+q/7jyIQvf8H3/AHNMVuaN2VuTC7qlWqLsJ+aOEJXJVLJ2ADx",
+	"0dr1/ZbHniAsYjnptfxvRUfiDVQEV7QWOUUKDUq1/reztXsot9U+xgAiBTBDIY1tpAFzgwkgM6gbh7Aq",
+	"8gAQyw01OAIJWPsOgmy1r118QjBEhVuLLKjGEgweFzyVQ+0J7/L9De4A1l/Ax3MNn2ldGsbnLFluXVlm",
+	"hm1nj6ub2nxDOmWLNyvXCoBgQtACk9JTEVAsbP6/O7JEPFX0/o4sSjfetlbefwrOLhdRy2Av3wL3Li+O",
+	"0UG3VyS9ZVzSCY20ChH4Kx2hkT+Dii/iUZH6GhjcmEwgMpd6kkeohaeLqBHXD7q99UKtHcR3R7kbzzFk",
+	"OXhauuxnZkmr7MzGiga9nq7neLuU2p1hm6nT8o1rc/nmCdRit18pD9bB+kpQ2v7YAnOLWVZvwnjn1fEX",
+	"Ds/vTQbhOk3fnlHjvrCZ3bENTWYbOHWbCzabCMxG3ZW3OrHnEeP6BWybLtdm2Ialybvs39POlC9oaLz8",
+	"tp2CPp/gAstZ+9YFcYAgu3Il6ebSOFpQURyBOCwl438AVcOUI8ok18FHbpFbSNQ+ZoOE/gufXznCJRwj",
+	"Cn/VL8an0NRPzKmD+mkHdPeY5SnwxyzUdCbctTNDUTWT/p/FiEQzrisBTOk9Yeg2kwiKK6CU4BhYLJ0X",
+	"WhtDXgkUU3EHXRMykdatSi/eqKA3A0C47/XVlEsHv2WUfRHbYxneNntZFqbLiz0qMIFv1afRQjP1Hp/K",
+	"dLpR0VaIFJxjnzuOkDHlzb6ChN2vKoLYNG+xC1Mk8HmDmPOydT2atIalGibG2ia0gK8leV2fXGGOFel1",
+	"6Cvg1VLXUzCVUZC1C+0GeRmUXPRlRZFmLqA3lijmOWtpzJW6GQi3edaNd2+MqbIdUS1VcSnlbllR0PLd",
+	"G1+GljYhPqfRYpRiJpSEBaJ76jnsmZQLdRLqvwJdX35EOzooG98mZA++KqIkBNl9RlYgAP92pu4ycujD",
+	"F0+t3Vmg3adghYLk9PjCXHOb+p2ZIPGYgVdQaErdhzrXNoSqaxMqCv9C1GPDxVe6zd48WqjXZczCv+ga",
+	"JO6HFTU6y+U4x2x1PU60thznmG2rHmcJwOq+gQp4IBw8rEBUeKR+iikPTfklq1BVK8CSp0iQolTw6fHF",
+	"zdXoZHj+3xWAlPNAlYbtBB3zHyF0zfGYcq+mwNaNa/SVjVs7w8Yr/F8r0zzvda2uedvvalNIESlcAsr3",
+	"Cy8smuO7coSw4skSIoTfCS7hbDoi6Xylo8EcP+bxEf6ydt+YAgb6jSA4TWjhEy6Q9jKHbAlQ9seqEaBa",
+	"txpxzPJ4EoQleuNmTsK6Tf5moPdKVt49tMmXiJC5q4AtIUeljg/Q/iGKXs54KtVGzUYMQjMJ5QDHrMSc",
+	"5k6wbmoncKPRugjjNM8TUvFFOKiWgdl380SXbCEeV/4mHw7dNPc+8WQlqmzOo5ltdyPFGR/0drvVCjfe",
+	"8jYr9cUahp+jcHl+nvS2/nnDuH3SdL2vZ9ZgVehZhIG9AO3YhvxcWeXvKTkXm9oC4V6+iCykh77Ko8Kq",
+	"5Tnwgja8fybYROdW/I0C86NayEJFP+lEB2mHB00JdcEPxnWZfUUrGQd/L79d/blxWGSRbKqxXJ3S/kW8",
+	"1TdwR7cpgagp8ut/mdsF47qO3cajO9/e6gT66ZPo8eqTfeKavcvLw+/qZvnV5mzgACCPpy8AwPdErF6u",
+	"N1eEPT0Ln59xsgg3N9/jhjlyjX/r2rwf9RNuWsZAq9R99QCMrrDk0GsythXpYsNfgRQFNm/sIfoVEm+i",
+	"T+hTqB23dNTihN5DYb0FqWsnS0k68z8aEwNunlPYYWfe9Pz1QWoHZNNFri8tUuvq+jN7YtjdTKL1z1Uy",
+	"6DmJdQXUTU4w/sAK0qgdtfMq6gFKeQYlzyVH78bMVlTXbL4pke0qnaF4N49JYhUZ3UVKIxLqqjJamQu/",
+	"IKlEm1cC7ejipdBJfAXfRLh7hHo2ANa0p2KsPcc0d9+inPvTS6+bkymfSmCSqrnWVP05T6ImZ2TekEKq",
+	"OfH8MyuTb3+t1QrmFR84miTUFOHQThBWTLFJtBSs2PLuRVrqFhdWrnxeydlVyIDFWThHoasAlE7BPaHm",
+	"AuhNpdQBvt3QBTuUko/18GlM0iO0SEnBkWHdKcWsdUrhkVnE2nQQTylfXrpLC4Yr3ptLy9e1Z1j/CPGK",
+	"dpsNuWu3zLQUm0yzTS3Mz41J3CCi0J6JG1Lv8h75ea+Dh+dKdg5kbV+2M4O3SpxecU3A0d0U3rf2eaxN",
+	"MVvQ0Rz0DnKd1GXGIOeUzAQKf8lIRmIwkiZYknRXm1UTInPHzClHJkskN0JIBPkaj8B7Wmey1YpbW2gf",
+	"Xr26QBIVDGKLS7DspMK2LJFUYnF3JVMsyXS5dohahxJubaLRaZ8//FJH1AqE6wnE64VePIJapXYGl1aZ",
+	"TiURCxxVU11AivjfXZFVxDd7KstNSUN1JdNvROaKyyce9niCU/JANq1qNk0JkSYoq32vjEUklZgyuXxu",
+	"gbNTHWNW3w9kfq2pa2sRjJKyakaSJoZA4uS0sSbB4DGCHI2uKn+mgNMEch4iXMq7omsjSJGzQzrpZES6",
+	"qM9wspQ0su6kc28SnQAJcNOgKQptCzAW4VugGw/ASc9ow3ayhfTycFdu5XLLtyd0QlRzHb9hHa/znNLF",
+	"o/fhQ/fD2//olLNl9PY+/PTrfvD603jc1f84+PQff1pvCy0deOC70HwbXlRRDM3Z0/z/oO9FamojbVRr",
+	"F/go4LppRLQjug7DTJKCLe2ivsjDBl6JMWuQjKiEPM2punBUEZDUFUx4GpEx8wtKJjQISz3NYQ5uEB6S",
+	"ZkwEY4ZzYFMAqf3oLeCZAsC+YGLgMT1l+Cq7pT5Rys/yl2vzr6zMb5na9fPzRhnp2YuoFZ5SC8pX1giQ",
+	"AFQDJr3JB7d+qM0xWw3C5vaPtF6s3omhWslU6OPSjQGPWydwg0NuyOCWT18UTavc3cr0bsUlrrHW+CIt",
+	"ADNNUFuAbguh1JTkgg+tpcMqPD0912t5U8/k6csHtHWu3oUKlwXiC8IwVUwQk7OUL2jUUewJ/0X9h/Mp",
+	"ACNPEjzHfg7JHXjox8Q+EtnCKEmKqzNuUDq3tqmIZaMyC+9Ezcu2L8FQ3ug6t1A3Ph78m+rYs3I381L4",
+	"ousjspVzdX2XKmwnqIhYtLwgDCfSuqwb87xDgfcOfOQMPxbqsTLxXpdlwHTmyZUkC9EU0KlVPEbYXyoO",
+	"zvjRUQbZE0Drkxvh3x6hHuKTCUnFmDGum+4e5UUocJIUgh0MA2gPTy7wW8As1nwUVtvxFUUlgrCIPOkI",
+	"F5bLaYfUWoCag59RlpLGuXpeJd7ionxR617YOvr7RFOPEjuvkKPjjk1NC1FOpYOTlOB4qfl0xRCNmRXQ",
+	"AxSmGWOQMJqnKDRUStzgSFdHtnd+6DLKYxbaqmZdxV91a5K00XajkDCYKdztFn/rOMsxUwtVgHWk5v0Z",
+	"8r05hdaBK3vT+4BqoZ9HKFRQkabZQobgpaYd1oDXK0WNFu1gr8bsaGQRiFvSegkIXhNWt6HWw5PkFkd3",
+	"oT5XwYFt1D5cwogjVhpRfKlqT+Ib6LJ7pCSVdEpChBc6Rh8Up+QRElBipM8elCBaABmz0n3tMA4ePmnG",
+	"dOClGl1o7zy4PwbFCE10nl37mKkBtQd6kuRTCluCkDKE05TeY6O2LWfKNncDSjMTvpWfnc7NBecBOrO0",
+	"lJejIIFOZZynJSVxBrCpSZwcI74S8L6gSJ0AlCTgsaUJFgB+XKQ0MMUWS/lF11YDbWMAdXbgtX8WRZGN",
+	"JdSkO9Fb8TEC1TNxWAHK7nFC45vC5mt/wQt6c0eW8IvIJhMaUcLkzYKkkCddy5TwFt4wLm8moAEEdeiM",
+	"x/CTSS0ES1smHMc3kvObBKew+IzlT+rNnMQU35jtKOy/gQQMN+Qxz28FkMRwcmPzrOup7b+AqtxkDN9j",
+	"qq+g7ANyc5uJJXipaLfom/xEQX19UyTV0nJdMfUaKL10dObNEcNGSaD77alLx5IqwVR7oWprL2Uor0IJ",
+	"xtsnxhi7OFQFnuYg4SrYNQNJceiZepOliZXMfy5AJP/JvVPzk2b38n+WgEwnfGg+ecUu1yuFJoqJbu50",
+	"6s/B0bcZCUADZTMA5OJFhQI1FdV3PbyhkZY+0ZaK7a8tkc+8bKu7Ku1ozrgswRlUF1WwtvuMyvvO+RZ1",
+	"vPkDU6/Zcl3eDrWuljmNPcW881nMETRDNizPL4haWa2VKOkCk8drcJMTc8C4ut98q43SXf3Q3Yj2ioWy",
+	"uNGLkldjBbohU468KD+WLmiqA7ogaXML0DwOK6Em1e8XVi+8xt/dXU+pa2meyrJ8Z3UB4Ts4oXK5mXEL",
+	"x2oIek9aZLkz8YG5KC+XCfG693pqH7C2LVPF9m64Fp9w0JxJ0yTGRDuS4DmKZljuBsgkxkQ7cxql/Dbh",
+	"0yllU/XBJM9EO5otgVR3i0UpubKTatPk13SSbnphFGJVvG5JEzpdX2tJ9T7WbSESbYX7v6Wb6wfUajVf",
+	"fLoX4txFbAZymeQDNsVTMi9X0HfNlTNM2YaJF9NFdJ0mz4ynk4p5k99jMZN4Kp5rkNKH1KhA0iFLeQYJ",
+	"7X2qf9OPmY2BFXkglA2e1QomDS+77RVJ7k0HbZpqBZLTreS8UY3KEjzBDFeqTe+/KZmA/vJPvPev3t6H",
+	"7s3eT//NdnR/82ZPd7W49eCo24wmkrIw0MxAbN59MI0c5YX53aCoVwKFJiTq4nJ4PLgKXYQ24yl2hiZ+",
+	"Oc6q04r0tT5UztImXsrmbcXGS4jKXBuEEeQNmVSrpPst2G0Q3KM+9+ehcFbtQ/pLMueSQFjBhq7HTwl2",
+	"rVVwtUEvIHdYdzIToJ7C0gJT/zxVIGBKwsb1tCtN8ZujfCCbxEuPVIvrrFZU7715v1neDzW9/4R1m35D",
+	"jUzyuKApMZnU2uXtdTyEaml78+xrWrcpJFUSvymDhlOCYsKoJTs6BxwK9Rqg3llJwWVFTzUhwDEkPbOu",
+	"LLdkipnNuLbbbeFX51tTOe9YUHaya20t+VGP1uxS106RUb6slb7c+U4D5wrXA0BVUDUplG/UeDdwPl7i",
+	"ZGX27zIaEyiO7TMwAnZ8pOXkKuXIQQvPv3r8baiJrDU1YyBaD9KWFeF/67PbzXVu4xXxcYuUTEiakrhY",
+	"y+ohM0EGc/4zbc6X7D7vbQo3XzrekYree04T3wMX1Mbk+bbXtuWHt61aVkMe7qcdPY0ewgtlGfPXF7ea",
+	"csmLTIbWee2Bp3fGh8DkfvblglrlA6q4gPlCevD9SitozaOXZuwIzTnUrcYM7ef5E21NRqvfNaknEy4a",
+	"KulGM5rEKfHs9jsiwR3P1KZQT624y1Xk2p1TO9hhcXcDuwoDxJOYQPxBKiRUajGvhbjTHn82LGi3NS26",
+	"zNixWqQ/N8XqIK8rYhLMQYQXn0M1apsYUiAcRWQhSWw0uaaspVWAM0KhhqR2UkMMdOh8PoxbKXrXxw3o",
+	"LIhNIQNo5x2yYQK7QZ7QfcxUCwcOIJdahMHaIWcpz6alG9EBADQhNg/5mBUJIaHmRjk4AOnYAMMn2phg",
+	"C894zDRS6Xx9atNISNXCngccovbBFOghVdJekSoDlvtAUuOaY1Pv1xG44XQL1H9aXqtcedqOMbjMmNGh",
+	"eviCZQ5IuvCCgSEoO/pAhcca8Elxy4yKmV33FtkTtQ7Aq9wooa6carc6xqV3NdU0X5t7YedOOGuOUUt4",
+	"z4ol0dhSD7JZWWq80SmdLJLlK5FTcwoRHoJOmeLl3EN1qIRXP7od99/nBq9sdjgLnBImL1f77LvilXnU",
+	"xB3QmKK03VoiWIS3tgL1sov7T74kKleExci0MyZYeFc4IzrTrdYI7ODcTquLgmlJZ9eghyZIXqRIawJG",
+	"S2JR7ufD1YLuO0mCNabWbOatyEnhNb72JmxO66Yrt9+rsRoZa3XR7VzNLjNmHc0qtSS3TArBg8RMsAlF",
+	"LPIbr9uGblhyYV9zSKtrNFY4mXzc/JLzM85XWfjilcNVFPLU4LgoT+1ifwkufMTMYUlbx0oVb3O5sqTz",
+	"+DWw3JrP80dNrVJGWOMWZajwKdFZ4Lu6RVhi8RIe4UTRs1aw7TDsHjMWEEVTZtzlInO+93ncYjGHpvGh",
+	"aRk2zIZ2DOeWlxBQDB2icrf7NE6LrlvUc7a9Mb6tRiKbiSJHEHusDfD2POdNJSNu22MzZzkbXV88aiAe",
+	"E4SRWLJolnLGM1F+JR94lsRohu+dSlluyYWgnqg/QKWKJgHqdrt++3Cza83mJXnU5u+9qN4vGFy0o94k",
+	"GxEbg29+17Lg8AlSVSQKKxPBFVyOWcmFC+T1srNVJW8/Q1ZVN2YwXeV13u2Cxxt4mpmotaCIT1FYaoMG",
+	"QxRlcswkh89aKq5WKvaFDDwhGUqasVYQWy14n7HPOb9DLlzUY5papetoDB67zLZS5dUQid8ztZDZybOJ",
+	"3Yu4qCvavjZXozd66Hv+UDIAgXLhlig651G6lVXvzRVPcBGt7lAE9V87hJPghgqr/y/St71706tkF3vX",
+	"e/O+5GD9zuuYvKVAUjKnzFqSmlyI5niJBJEob4x21A7BqrcHaet4gkLLGt7YZmEwZuGvCMv/ESDK/kdg",
+	"Uo+EAchYfIJCLA11pSxEIotmCAsUfujNwwCFBzOTkfJ1HBZ12zFaEpwiPCM43jWFJ5TQrcbc45NJIZlo",
+	"n9yKm6tRcKrdUBbozG/G4mVTtIALg9aSzYkuBjpmeXr6HjKefxC4o7huyKNiowwlf8BpXAK0/V5vzPIa",
+	"Qf6A4k8NoN5goB0ZX+NClreaiUjztfXypUWowQEYlKNFuZKpz+fCLnpl9GvBbdXtyDYi+//9P/4vx+cb",
+	"/pW/yCH6XyjUDzL8mb/HIfpf1Zf4f5Xf4SN30P/z/+/zJDd2rjGrPNS7kOpQC36Q/AanBE0ow0nZRVnv",
+	"QPt8Mu3vWZkE2Eazl6KsatDJ9+F6NRNTc9huwXuiV/bYPXxNbk/IkdOk/4BSQxhFCY/uNjUiNFSRKnBq",
+	"ovZbYtyjlLMc1bro8ttj9Pr16w/oenSsdc9zJ19JY5Gp1Qx/uZiHI/w8SZmrVuyJTC+2ZDbbShBZ6SJU",
+	"1ZOKaGb0pJPe7ZvoXfye9CYH0zezdz+/v5t7q8lhIXO+3q9JBsiNM4IgdhgUMIwD27tTwIYidZRhcEhT",
+	"PKsNLNYMeoAeamppU1h76YRPxzQGwTAFWhtqj57Q9WZXRBWmI0nS6vjU4i8ztrJ+GWxQ674E7K+kiyty",
+	"V/3GwGeWvjp9ie96Wh2MdT5Z35A8Np3gCHK1PhbTu1cVUwGQG+TGnALLZxhEDhL/xke6gVpSA98GNZYN",
+	"hRrpfp9+alyjI8msqmv/L+N5WU9NsYifQJTaJpipKC6sd1EKzw+2pethcXnqw7pG0JxeQb5cOHKx0gVz",
+	"lxqVlXXFln2cuj36fsvnJbBBVJNMZqkpAuZh+spJEQ56B+/29vf3Dg5GvQ+Hr3uHvd4/2pU0bIJGu+7n",
+	"JOrFa6HAOR3nbWrT4zjV5TJLqa9NLpcSRG/o02bHt9HgBVa2Q7Vq1hWvOQaSpLrpU6lAAtMYUXaEMKRY",
+	"1S5npi57iXfX3gMarMNumRxsQgQKFG/VyyTucbF/Q+Jje+ozMXfVuR4dl0nAls75xxmvHrESYiAnHZ1o",
+	"YWWGYy37UCfNdS7Bhbvd9oqPElzWMP1bxXlAYJwIbLn0Gc9SFOPlHp/szTlTjwv8r/npgZA748AQ/jkM",
+	"IJmlCFCqM8Do6EOyEGgHqx5ojmU0IwIZ7wv1kw7Eg9cNcroo3j4lCsWhgD+8fVYE/YtaTbJUAudfYkzN",
+	"X2oN5k9Ym/lbUaFkGZZJUA+9R39Gf0b7e2+rXozrk6HY01uX7P9JFblavCnF8Kvudis1Aqpb3bZqyI6/",
+	"nVW+2PK2oSV0F/l7qgrdPW3n2F9EaVh62qoVlnorsLI56GXkKoweZlwQrTbCuVD8yspPYFaAYsCSu3oZ",
+	"j/JllTZgVLC+7ZWeP0Kl2yLZdr4Wo/q6XZZUVbeQp03b9O3uPDGNM9xo3xzZ8B6tRIttAo8TEyRkciSb",
+	"qMSCiO7t93r7B6/fvH339fsPvTIdfVergeVmwPqv8fix19sbjx/3J+Px49eThoiHtqnXa3dfS3JTJL42",
+	"J7EK5kbehHgj5332qHKw1IpNK8FVk+X1ehs8LSOHcalFsg77Z30to6omYBY/QqHiR01eBAxB/FQG6mWF",
+	"Gvh7At9TNkVzrpbqBgUU1znIFMR89Q1JE8rW3Wbjyq9BwPgsWPBmnnszXlFz3z+18ZV6Pn/+hxK3n8qL",
+	"b8aBPyOHZB3F1xqifq13qqRXzm0OJlBISzp3ZEliyGFlv9O4i86Bwb0jSwEFvdAkJWRPfR0zPb44QqGp",
+	"ywXY+5BSSfYg8eZOXoQLzcEvWwf9QJWtXZ9FWbvDtKqIIvKD+GSzIbQrSQ/nYZ6+NR3M++HONI8WrSqs",
+	"FT3SjLVyHnG6mONcF5HpgWrzuK/j2k07d05rgFnXVTcrenphlKfyPK2k88Ii6mhI9HMcC8Lij3ROPXwq",
+	"pGRo9DzSl+/qGzMmiHySK1Hl1c0n9j62asU/Uhbzh6ct2bqvPsAY29kApIImUmwouoGrvXe5VzY5aLHS",
+	"uut/q0SBVRbaThkUh+Ws3nvieQneJ9SjKoebtxZ6nKq/6wrHNkWRGlWHm+POw5i50Z0KMvLIHWCMda1N",
+	"m8Gnzmeajo2JCn1p7ihDGE3oI4k3jLyrhM165EH1jFGfagagnzKcLl8JZFqhnXEnJvfjjrGJ3WY0ifNA",
+	"Ws7a1Nm0Ewa103YPpwmoMvFMQTI/iO2KkJDz+oQz0uBylluTdY5sBTUmUbaGGpiDGEZ5RRkhj6u1dlG3",
+	"vmIN+Vxeoo7ThSmxAAFraUacUAeQJh+wQLmZ+xA9qH2CdwWmce72Yn3sG/KFt3AA02e/1v/L9WpemWPf",
+	"jJemPH3iZWpbqYmio7nreBcd85iMWXg1uhz0T28+nl+NwsP8wGiEgSVTwhPkr9QjCskXCxKjnSjFYkbi",
+	"3TFzbJz6pE2sDqTCvIdYqcKrCGoxCjTBqa06An3GbMp1ZXEbyqUjAPlEx8YnCYr4nPh4v1ZJo0yo01av",
+	"sDnZlDOAP9DSuSkrWOvzDZBUzDJWUK5Y6lCNDSpcxXqmdE4ZltwUE1osTL71GKSLVZspaEEeKLZy7wW4",
+	"1V1IVvY0kSJCe+bbIQDkVneEGFDbHgKAVrcH3/yivYmIXtdHB2KXuqVEaBPHmo6X0E53/ZQD4VKr6TQM",
+	"fGqbiaO25XX5OGp7btvB3XD7PuW9tunlu/d2PQvQbNfegU1IT1LFVkd00GBnwckFk/Ld+9ykYm2eriK5",
+	"yxc27bvR18Lxwi5KrYMKkwiT8eCoTGzxUiC+IGzMdhSyC8jGqfWz1sZoMv87+zHZTmzlLRajUO0mHDOI",
+	"JgObmk7vEFH1xvuIqptporU0kFfK8eSAcpI9/JZZGlrS8tR4D7RP1VBD4YYsm6l9mAP7CmK21HdzlNdr",
+	"GMZhURXfvKIKTNR9ziEbB4st80LZdGOurGDHNGgIPCf2/VWgoVf4SniZtTX1j3TYBWXTIwS1B7Qu5qtf",
+	"jQPIp6/SjImvfoVRPn1lIHvCk4Q/QHi35Nw77YswW8036dBWjyfjJMXTuXmz8ys6yn8WOnEsuPHmIlFj",
+	"0cGX3KqdZtVG3TfBs9fCR1wnzj0C92KuoDPn40SZ4OiSEQUfWA7g1RBimFF98R6nz3Sazdto8f7z6vys",
+	"yMNI/fTG6rNf8qip49xUrH71wbsP68qjNzx0aA+YCptqpRZhUy/JseGZ8Lum+uWaM/rtjpHfdfJpGw7S",
+	"plxz35H1mQXXaGBqis01GtSK57hJBQx5bMLDwqzIsjlJaaTL/dBYoB3MEGEyhQRfMZ0qROIsWe6OGdf+",
+	"+foV2ImwIHuUCcIElfSeBAijhGBw5Q//EiI6ZUpM3T0CKXfMGGd7kBUu0KWrNEehBtRpevLYOMrQIqX3",
+	"WGoTsEA705RnCzFmqhnjEuHJhIDniVfRHs9pka+nfXo+94Q2rSvFs8Uw3jQdIISoxSN+zOdzzOLmdEDp",
+	"JZYk1x9XMv/beku67An4AymCdsuLLDiQgUU9ofmtq0HHLHdU2u/tHqGFks+prPW2wq4uWZkxnf5/zHJ3",
+	"KJ2sfq5rW1XqAbxbV9nAp2MvFf5qMgTVzbc+jHL7ONVpnbncMLtKDqm1Prset8n90X7vsKf+v7t/8PqZ",
+	"rpM5Z1kPyTZhF22LcvZt+0/BU5+x2BjTTkXL9FC+yOU8/aHOKRgH2oMCnmAQT9AMsziBKiShajO08aIP",
+	"Ompxj8YVdzHVasO0Kc94ZnyMq/pmMhzFJEECPwRNL+ERCn8da4lt3DlE48446/VeRzpzHfxNxp1PoRHA",
+	"jFpM7bBlgub/j71/YW4b19JG4b+CV983FXu/tCzJdi5yTe1xHKe3p+PE25fdM7uZY0IkJKFFAWoCtKPO",
+	"8X8/hbUAkJQoW74l7rS6qiuWxAsIAuu+nmdO11cVVuUt1mmvufVS+8hlx5Diq9QYq+SaJTB4G82vW7WL",
+	"EvyLkKrBBzQSaMSmANjE+vxLQCKXEuziHPIE5y8imySyWdC5n/qWQZ8phbGtXq61FFDBiLiBWI04tzJ6",
+	"048LAb59UtmI1RfKK8kA47uI6FR3Uevd3tWFhcVy85uBYilzmKsCLmgSIKI84JdM3L6m/AuDt1Me8KLF",
+	"U3TY+eSoC1dgi5yDLq2LV8xmYO8M2/uBj1j94jK/njB9xdgCRF+sPXl3pG76+QjRAG88xkIPLgALlEq/",
+	"dyxCtZC7Eq0pYjWk9UawemEckKFZqTPFQdvDGRLD9sabz0he2Ap2rn8dD5PPtSVcj2lb/M8zNypmgzXz",
+	"KvUh3t1tWs48v9dnIHjcTm3eQUEtJfHrdqZt+b+RELs+VeUzVFb/Gi8PctrIjw78NeYatY9xv8bCykDq",
+	"YHdty9XJAjnoOvoUyy55zHyLVuUxoOEaUlI7LZKwlF+yjDNlVe76LolTRjOHRoa95g7jmg4or39vNxaw",
+	"YaJp+ehiCabhlKUs1uX0UOEYznZHXrnmyPjVuDPaFi8nr39vZWgNfamVAvfrtMrSJVeoOdI/ffX1ljun",
+	"lu+EsjPzoIaiRev+k3FNbUoQYkNc2VoFFylC3gyvV8eMCkUKmv5xs6Zp4Wbo6KXWwbvSGXfsVioW3rLr",
+	"zXMfZ+mSp52ffKjFkPZ3v+FFPs9ejergHlZEMfOgj11MUVzeiLHpTQldB9AAhiCeVoCbEpnrWI5tTlsB",
+	"67vSxEKQ1djzJbjcGmjb+2GEXt6A9oXPYBSqsoRBhVtonBEswiyNtxCL7FJbuZi0aae3FW8nO+xl/9Xg",
+	"9fDNb7VN4/OCNVl8hdGitvM9HMwdZ2GphvXyy7GKq7loGFjGs18LYvWPs7NjYkn/rZSrXrzqRHBNBlIT",
+	"IR0FZC3IpWBf7vnsy4GSucU+W6j1QOwjEAxuDXqCNw9oVkLjK5b3ElvyMZqUZnf5d+5VqnnCxxKSxZQ9",
+	"maSsqN+Sut6pVddu2TzG8z3VMxWK+6EWZpGJaGNvifs0s+CCRi747zmzP1sMz9qr1rXKoDAHDGvq7XKV",
+	"98xhPejuwrDM32zYpmpiufDC31wjf7PgJMPP1oj0n626959xU1/EQyoGLClysM0y/EwshWAQwWgWB9rB",
+	"NjUSNlYA8exnD1tTgcSzn+dLObBquqmHGVNDmSbFVzfSIM6Js1qtOeIiAcmOM15MtuuP2sXuKCkY9Kwl",
+	"U/TylHHycpGwjHzZsOeoChLSX3zeH1GqPxNp/mhS/Cml9yn0kDzKMH/heoiXe6rBnjFVJNMfDDJpd8Ay",
+	"ECfFoX9ieMmSd1mnQuZ5j8iebfV0djH47EkCEX+uScaUTC9Bu5BxrjTkk3uMpFJOejQeBS73HJCUi9EG",
+	"QBUHBMABY6qAsyEXasJi3gfgwVyk5tIFfz4CIYJLZQm8fjl4+49Pn36+2Pvw4dMvF8cnh//aOzv4T6Mu",
+	"16s+CjxGd3MTBa393og4rFhK5iILN9gqD+n1fMzoxPcNRyxcUFZH3RQQnQ9ngiKq6UP5CBUR1nUas3GP",
+	"Zco2sUNDILEqrNKFsojrryBX+UbR02cUxfxzxSaLFfH51pX2KNrKrdonUlUlZViTmXJGI0g2rhVRfAAc",
+	"R9jSGRQFPL0pwdgssReGNM+J1OWv8EZQCnQ3eMXVtnBdtDUAoVdDxeKLiPxf0qOKvdw2QmmrQzIqEjkm",
+	"valmtnz7H0d7+0DjaCG0ExbLBN6dZvU1ts98K9opmV/eOF15xvX01IwQV1iP0YxlezkStuGn966mxUL4",
+	"7x0fEiTgnzM87E8BiehgdBFVsrRUk5QZU2Grg2+hM1MKCRMF6wduW0y20f+N62vg6elLV5JLkVkac4Ju",
+	"bGPKhaZcsEzZuSvMhwHXw7xXshuc+TDXLo/bNPDd8izwzT5my6LnRvYOMQWiyNpByv+gn043gFu59Fjr",
+	"oZDG9vnv008fm8T1ZYLg8Q5l9JWEThqFjS50wAUkBLFkPjebTQAzhiBuKJC3f9HJaLeQUi2NOcCs4bBh",
+	"vraPgR8SpilPVdgg1+YOoTDO3cRCszAyoXoI6hvYXsgkk1rGMlVkTdMBOXYf17sk2hzHk8hlsUNxtH/8",
+	"QsFDb5wc7we+sfWFInudPcJEMpEcJi6aLzqnHRqthwKXDgzEnOPuDi/AXZl0mq3A89wh8fiG2XpU817K",
+	"QhFtxkOqNwuGImXLpjahJkm5MVeo54F2XgUIYapC4aBHyBrMdmVmK/Npliv+VUz4hGZ0bGd4PSBQ1EV1",
+	"KDSYQX5OX3hyspgKkiuGAZ1QhAJXDRLgcimI89ZJZLapzPgf8H2XvIVtQ7C2Z+/48OLng/+1BT5N8jOb",
+	"Yj3pmCYsFJYhDzcNQD2gAIl2CSVRxmgSgRgc0ymWpULK/qeDs2IgqjQ6mushE8YV0NBCiiwDJKYZZI+h",
+	"7p5qtgEpcmJJZX1Q3XxphwSfQUpkzOxlo0gBaNatmRc2z+4Afwq+fvh6PQgFVST6nw1fwLHxN3zntqH9",
+	"8ODsPYkqv/ZlNt7Fx6Rkp9Wyr2hIJxMmVLk6Hu5h6TPNbVlCUhoj/eAYyzFSHjOhWEk0HR2ezckiaa4M",
+	"NUFNmQ027Ulq0xwLbqhOS1INATWOqLDk20bONkot1412s9VsQaXehAk64Y1uY6vZam5hAcwQRPumnSrz",
+	"94DpxdytUKxlD+6CSaM5y2AO3fOrCikzwJybGTCTb2ZaK2Lh7BzuwZo5xKJA+dMqi9DeUIUCV+L/i1qM",
+	"bGzYS23YS52fvot2SeTw8mYxFNbtSrpCdHXlZDRSC0Li+vxsH8fXJCeMJkTFcmIbVP3qNlZW4yem9+yk",
+	"ucJkhXqy02rNtIbQCXTemnM3f7O2kndhC3O2wC2xD2BT4QWGgy2a7Wy02mctVzTbQrxReIhGd7vd3LFW",
+	"UIPGscvgvR5v/9758mr05mpHv8xa0z9oL3ZYC4X9+M9cmqEAIpnbVYDZP0k5yxrdnaCRTcaN7ha40fCV",
+	"MUOL+psGjbFYt/Kbt7wdZxWYPbcCu+D0ejcAtHwNPwAeZqyEEiN1sYl9pVbdvewZm7OHXwelK5w4cbP8",
+	"VYpTZq6kmL7LVRRG2coia6nnmT9h5ipLP1P9SXNXW+K55k+AN7rdai8602+rzXNBrUJDX2678+b2k86k",
+	"PKJiagM6kPDcwb1583mHQrNM0NS2l8MCHo9pNrUUs8W+R8bhXxvum8/m4M0Ct6hWln7gCmv3ShIVzggI",
+	"JRMwJDWhCLpGzjgAnGGwTGYaG9GMlglFL5MjJqChnCdRk+zh2VBAaPUi8FIIAk0kkJ6oE2VmQIiihFxr",
+	"dMw0bKNf50rczPWxXD3AOsY2BGjMb7/nLJs2vCAwQ2mUt7qvuWnfVok450ijlJ4YQ5MO2KI7giyrv2Wn",
+	"VaqFbN9eC1lb4mSVBbwMgJSgOleLBuPT30vKOnPtgjFsDnbHvPkRmwIunnXmIoudDmUGC4chM/12esdh",
+	"yEy/5yxNFo4EkZG5FLskMj8vNRRYuJWRLAno5uGjqtjFgB11bb57HO3rdu2vXxvW3jY7e56T5HMlnnJT",
+	"GwvqYHPZm5Uw+BuNbmMw0Rs7zZcbmmUZdd8XOEEFf4qd0bMMW8f2lOJK0zKPXLeBjAsVj39usDvefDDT",
+	"WM2dxXmWMaGPgSmtbYOwxyzDL8yG0lLTtJTnNh/Nr+bj9f21/sBGr2/S+58EQ1kn+3ZbrtT/n1b9L6GR",
+	"39LEpWX+dBaDWcvEq1dvMeAXn22Dw7yVgHEmVQB/gbr1nyDIA505V0OZMmKjTEV8ifR5ahyXI5tbEVIT",
+	"vEOPJQQweY2rapGdjGvG4qHEcFwB1Ag8VcJYDVGPywh8/h5QN3IxSAHSwvUkRJM0H3ChIuiFNWaLPRi/",
+	"RySE3VB4OHR7azRuuLFpMjrdxBgk+N1NsudMF5mRMVcKaJSiilyMbDlxkU18oYhrqCjQzag7n+DpUSgQ",
+	"YtgeUToJfod7W/8zsgkqgK8/+DIxKhCmJxQAb6kAm7ZnZkJVsIzHbCzNTATQ0JSyxAYJh9w8+5TQVIpB",
+	"14zEYnc4nC0+GGoL7eSvh8Es7HDL3bG+LaQZCgBTM8sCgyBrbXLE364DTqejhANYhhoLEBfbnuUinTEB",
+	"65Z+ccjmYcLGE6mZiKc/M+TAznD/vJXJ9G66uMel2RwHXyYsA5jBd+w9LyJhjaDxD5ZOlG2Bhjobo/gS",
+	"MqbZiGmiMyYSyC3dpsIxTnucSc0s/pFN6w4kTZUdREq5qF4aexzSqbmEf6fmaDPQRtA4Y/FQcKDqFTSd",
+	"Kg6DeUwFP2GZkoKmXCNLeWK2C79kMOZJxmKuGIZ2uEWMgMAzOuN9phTkswEUBeCl+hlnIgH+ZZ1RjlMG",
+	"g9fmOUCtppN+nqKswj2OVhJEwC0aN37ZUDKlAjJm2SQ+zxAZxn5ZRLjohDeNKhFMb/SYpk08ohlLhLr2",
+	"aSMsz7ez8V/MyDipNnEQG/ayZsGpUvtbCc3VIn3DyDTO5UY8pNq9E9wBB9W7+SZzaGyzq8J/WbSzWaum",
+	"hJQ608xmO+6q7WuN7SHqvTtYQ9WujetqKshzwFds4PY9beAJP7BhH/u6upubUM8xlEp3X7detzYv2y4u",
+	"v4Rp+8iW8h0M34cZoDjlya2xJ09xZh90ZYauzNCbzdDW1u0nvZdZjycJE3jGEoZrVQkfinMFO2C7vcTd",
+	"juk0lTQ5k/IDzQb2vJ1lHs3DyB6xhNMzC5a33encdcAnLFff2Uy35RfOBpqz04vAXpGPLBqu5u13bFwq",
+	"2YNFFUiZUUr59DFiutn23QBJwAdSJk2yZ7PKGxM0Vxx7P7Ij9M3U4cW3W1vk3cGHg7ODi+OTT2cH+2cH",
+	"7+rMPRzbPc29/hHV8bDxeIGXUstaRUe0q/mNpaMpjt4d3x15MactXqAlnabwNswwyBUD5DwYSPMmRfMw",
+	"tTLbGXerWikNaaVWVmrlUdXK9u1nfJT6vcwF3qK9hFg/zgDqB6pm32NfwfcU6u9sNc4ioR7UZ2hOmM4z",
+	"G1PA8MqMBHcgC7ZsB8MDRhxPEAMgwLBFKKRgkBKPfv0cQWfO1+uoSf5F05xZ/5VEznlpet4MrMVQI4fi",
+	"OZ95vqfo/igFe2zxfZvPXu+MLx9FfwRPfVnVMe/RfwYcb/OuoSRPapqWaVlUo7tlI98O+aPR3e4EjXwC",
+	"qFXdRhsU2H9Aj9i3jgI82Pe/i8f/jdz2xY54iSbl3eHp/qeTdxdnn34++NjoNv5m/0PpcM8MyYMU/1Ia",
+	"f0bLH5zRWxUYHFPRwiuL4HlbBFtL6t0jmUC7TOObWhF3tQm+axnGYq1+N724Z0vnMQlqtGONRTBJacwU",
+	"NkpZfW+VvSvPgNg7mAu7tizW9bWMGJtgkiMU0N2imiSyjRBliOi6Phga65ym6dQ1xEAaIBSRF1qRZcGD",
+	"GsUS9I6QGq2QJolEnqZRyV1shiJCOdglKAYjRBW0SYwizUTjEWaeIqhtjeoMEuyxeAx38p5pgxlt6LSb",
+	"zMYI3+hFPhel6ODy0rvaGLZUAPaexpTvl/q18lD+ET4/bqzUz8c3UYKzfT03er9F9gtHtlKOK3f5r+Iu",
+	"f5+o7XdS5SgV7hZ43aQdEDkP0PO1RRcl8QNKcK+z51qU1+DsDsYUfcdJu9kKfMtJKHpcGGG73iR2ijDS",
+	"iH0ktmul3KDi+1P2OnuhcFct9ZkYJY6lnCgzoa/iiOmhTFSXRKdMJNbxjMiaQ4qMvmqqRtdRl1ByRtXI",
+	"GChG5LNQRGd7pz9fnJ7tnR1c7H86Ov5wcHbwLkLQkNJP7/cOPxy8iwqUK0RGBfp+rUJhkY9sqDWwBgvN",
+	"NO/TWNuSg4L0QrMvOBN4nC1/CEVxHGCpl/uoSnQMXJcoVsy/WS5IPiFahkJf8Zi5pvHjk0//Onx3cHJx",
+	"dnh08On8DDAkhQfQBAoDqkbVWfjl08nPhx9/igJ/6YE0+lIKKPegRDGB4fVQRBWK1GYGYaLD8djsI83S",
+	"KTZo+WYnQjWRIma7JPqJafMmIte7ZOZxPcAXiIj6XAzcmwzFGi66DTAvsb8vQNMzMpZCNyK0WEe+pQZn",
+	"14IrcxUKShydDR6BPGBuSdTPQuTeIu7LSIUiplk2dYxhjnSkIMlw7BiBhcFSNlAWmT/3h7kYRQHUuAhC",
+	"iTU77cWJlqR+SRKZVd+TXZLrWAbjJxQ7gMxrhZQJ6WyToczN3FtitFDAiKz1vEsoHGznyu5tR392NeQp",
+	"w/WmyJXMRuahM0YTVTsWjwJHtd0gtii60yJ2AOtNYmRKq7lFxrhrPTvMpllYZsL9Z3hXkbXvzSjV5oDp",
+	"aA7qX9sropAga9GIw5VSecWymJrnMrtdBaGI+lzQNHJtezAVdvOiWbUOEmXP7T3AEDdW6xd9mBiRoslY",
+	"Kk3anddkknGhaa/axGicChAJ5aSW5ZuTxm2gHWohpf11HbK0g4fE6iYna0Jh5UNAXChKBa6VWgXApqEs",
+	"Cq7AKtV4SmI6Mdcz+8kISHiY3TJrZBluYkxH4DChqMlstJfrJoFCbzPKUExopoHbIcEUEXwOkI6cYgcj",
+	"HLkO70fTERMuHhzTNDUzAiC9AH1qK/JdYZgZJrGjxHKtJtmr8AZxIz1CAZPf2XlZO/lkjaWKkWhjq/Oy",
+	"1YnW/eLmCS5KIwOMBgFvEH56YZbLxlan1WpH+OpBJft+O2jQLbrZAuuWJpxa1CkrmsHXVfwPBhQyni2w",
+	"1NapKnqrTGqF64+56DmUr4XC7ldVlmzYz+qXPlyj02p14ZFftVoRWTOPZ45fN4sdJsJ9S4n1J42chV/a",
+	"EVnLBWCL293of+pEZK1HE3jrdKwC0qMJvl08ogUnw+Saa/eNled/2jYbpeDSl6GggrAvXCHNIlUjf+gO",
+	"DA4VollQ/oc3oL9DEe119jb+hc17kQ0j6CEVxtKA2W81t/yotyKyxq1pte4CA3C5lgUAc6jK5pHB96ep",
+	"sSroGAs90alvmvVttE4EivTi46ezi/efzj++sxcROIyinRJ3bCiiEyMNPxweHZ5dHPzP/sHBuwN7DnS3",
+	"VLdnQOzlzz/u/Wvv8MPe2w8HRjFER5/eHXy4ODg5+XQSrddWJ9I03evs3Tm2sNfZszN5//CCa+MxygZq",
+	"2cohKPgyaECgxlH0dIKGuUQ2iY0j3WwhE+hQJpVTcJm5cxpmjdxEyIAVY0wk1SGUzL/ZYbRvGEb1tGIo",
+	"PnNuJ+cL4Ek0dMYnG9udCuNWt/Gm3447yRbb2O7t0I3t+GWy8Zq96m+0aLvXibeSbbbTx6vbpgok2W/8",
+	"YgRTIslU5sRs/RGhPSOiYcVgz4FN5Pwd35qEBMbJpw8HF+enBydmLu5QP9fZ+28lxckkfqroDZwhnONX",
+	"t0IsfbOTPHpm0Xim0xiQRlHYWOQRM2//ZduTzD/NgZSDlNEJV4BVgB+b2SRughw/FH0JLIfGN290G7RD",
+	"N5xX0ZTZoFEl6TVDOVxq/RUUCg2wg7yIgHdUlFycVSRk0+FxzG0KABqa21Klheml/hILu8RoZS/pbFhc",
+	"ee4TPCrYr0V4zH2cW6fAwo0JxdQYHkapj4mWCZ02G9efzWPXbxJrvbiE2XPdRsFd3v4yTzJWg+Iib0rD",
+	"fzl4NXx9jymuDhp0x51G7WKltx1Yhs8Fw9kt8hmfpALAVpeybjd3Olv/RgF1LwmFMgg3B/uiN8Hz20C/",
+	"oAqsDF4g+Rq6vRA2uqHZDWEjCBs8Cc0+Ce3GCBvdryHMAv4FP4e3TQtcqTDZ4Qx87/ALThleEGML5oh5",
+	"jxIO9tOGw6zN9bf+HcLMGZv07k9XdVqLJz58jGd1F6/eyh6IRNfmMCNRZr6CJR+aNR/CG4Wf92k6DoHl",
+	"NmwAjIS5ENY0hA3vM7vv/hJTYjf93KxAIUF1UkBh33dOysGHR56RWzeElyNLbQmUJW5LNO4gTRAgC2VG",
+	"TYZlryZwtGZjRjJDl2sdAoLOjlcuPuVDGPPRKWPjzF131ZS5ysM8eh7mL5Ub2euUtutayTwOSF3kOCDW",
+	"5VgvJVKOi0q8hbmUzeYVS9MNcFDwgI2YZknT+ToLMYHK0F2YODHn1SdL1gMXvCwSHSG4RBDInE92dElk",
+	"FEgUIMqAvXNE1rAgocdlBGEfNeJpqiAIE8VDqiMC39jwvxQMoCOKzliEsl4PMNpYiLeYTmiPp1zbGBhi",
+	"zREHhUcQhA7oXqtwd+uIbVSO8Pm3dn7yISDR1x5V7CLP0ut6ULNmKD7wEbNsHA56h3BNBGM2R2Jvtrso",
+	"IAPhvu3WNpkP49h5r2SRENIpS14oYsGiPH83UG9VAlEoL3xYz73AUFA1Ul0StZutiKwBrpJZCu1my4OW",
+	"KSaS9UoSBn6lWRKKtchvONgGfRozFQFQics3lCcSVFI594Yhr1Zza32XCOlHKTMStZpbUVC5bau5ZVdn",
+	"lGcphJ4mGeuzLGPJWUaFMgMxi83dwT39ekCuhjwewriUp1o3K69u9FrKLt7IIidnivSZjocW8yVLfFwa",
+	"w91ubqG9t5g60gcQeg4pFnt5c0a2EI+qs4fNaxS6XR8YLHtQQOSyXfXsS4vJPGHZqfe7zgKZTnI1/Cg1",
+	"79vrF02Yfqf6sI1t2T4Uk1wfyQQLZ8B1gorgRgEY8inXNx1Tlms3dB/fVFNjpcQJhpbGHkxELULQTAEK",
+	"/9fP19dYC3sL4OZQ64n5+7Ry4L2gOKtHVPA1ESjQBhxBrtbAAJ3R1ILazs1E03XqQMGun7F9/OR0Elbz",
+	"wmPP7yC4oZv1t5hRb3QbRhCcHO8j8G15fyLGXQVG7yFdq1BbcB3cdQiIqPeYQ/hcRvGregid192dl83O",
+	"69f/nm0mpmK6BKZORVKYZ73l4A9sQONp6ZTPN9ZuGRnnlT0od5df8sLbqRzocgC5vlaR0WOq4yFTBNAi",
+	"7EjWV/7Eyp/4kQqYO3sWZsVq7DqT/f7FzPXGvkupLzTrzyH8jtjGqpKjJ4BXTElGhfE1wAofyjxLpyST",
+	"aZpPVJO8zeMR0yoUULSQ8oFA1tPzs31bmCEzktCpwhqBPs+UJgDZzIUikblmVBSSQFmB/UnLCG0ktJF7",
+	"cCPSA4JiUbDvBA4xRjBly3b+YJlUuwTadBSJ4SkQYxcvooACA1Ltr2Bs5qn9YLdevgyF+9b82/SJehU5",
+	"Jl4UUzxhatcmVYvfoEAlz4SykDNMJFjHQT36jAd1WdtpbZmb7rQ66+gQQdVPxnQ2bYbChYgBHBCxZrkg",
+	"Y7VrPJyYCc1TpiAlb+GCsNZqkNExVryEwj4yGWTyivSmpNP6Dws9bDFozJxxQdqt/3Avn32hscZy9Jv6",
+	"0fb80roFRfBU08yTg9rFdPJ+n2xtbb3ZLSp4bE2BefHL4MuZB67EyQq+farZBvRj1ZB3zw7uQCQLhybk",
+	"1TIj0fIRxoEbiVzxRA93SWSmZKlpAFfhErq8lgwZutd26M58RFA9eCn17X2urdvdtdswzwiWdMaZazhT",
+	"+lwljS4c/rL9JsB0KSLOjX3L3cugMdlpud1xBq13r7Z3mluQ28n0zUPQcsSEOlcsaXTfALKtZbxWje4W",
+	"Jr/Kw+i0XhbDaJWH0akZRrv1qtN8WT+O9uJxbM2Mo2XeiZZzF9iqXkBThNyJq02KnWDmGV53dipTyY0H",
+	"dQb3t3PgsKtO6SXDDG7xnK+DhgR/yp2xZWGKS8/9tUEvB43u63anuQ3T4t/I5M1Oo9ve2d5uvryuPnS7",
+	"Mzv7+OmgGCggPzW6nQcADLr1flsfQsaMZ7KyOVc25w9ic6KtWVbTzuCs9jQ/utFZMBOqpaLJk5RqozVJ",
+	"6cTAB3L9r1xAcCyykcYI8f1dkTKPKclyATQBjqvRFcAi8KBuksjGUCNL6gLwhLZejifGoAJTEgNvxZ21",
+	"TPH8veI7Id1tQzGkgA+caZaQKYMCzMg9ixhEttC4MKy5sm14ZE1mhAtL5bGOtc7QGg0nsyQqipS5Iq5/",
+	"axGq835p4h9LpVuynl+/NkqkARDyedVqd7a2d16+et1AQe3sIQwSXQxZOmHZRU9qz9d8aezGefW83em2",
+	"W83tnZf/LopM1KEwGqL4/CnXjW67HTTcKzC3Yikz1m6jVLBkTAouYnYzzICr/PAzDXGR8r1bM7duVe5c",
+	"oAz6GzvEyThjsJSM98EFmcV76BLXr753fGh71u80ZEfEhNvvflqxWCm3Ye+eYWmnW1cr/bjSjz+IfgSk",
+	"3qrILClI/+1TqEfNvuiNScYuObt6isY2KBcs5ycF+6IhKkGuZJ4m2OUExf4yYamt/eBFi1coejlPPU+L",
+	"omMjBRLmMoLmUoHPa8U0TV0CDy8IiTr381XGNcIGY/V/t4S0o6ZKszGZZHI80RgJ8v1ia5lMmSKR0S2W",
+	"rAmeJ1p3jQros8BPBeRuPMzFSIUiY0C4kODB2Eci+32W2a56DHYozcdAVYSeCVnbLrVchILi9+tG90Mv",
+	"iKNCypXRynWa+Bjf6z6+5sYDGt0rxZ88IYdEszSFIlAs/zzJlf671b5wb/PHxnZn+YZ3W0rwLZrd/VQ7",
+	"N3LbqPdy/awtADUP0Qjc0/+Dg2q2v1HXN2p/ZGkq/w/shDKaz+fCoYULg70yZuOb60LtNQ8VSRnNwJI0",
+	"E4zFqbhQG93G/5rZzxjZS2izCTyAZmXBbawBBLeeXihGs3hoFDewOzW6DdhTXDxQcZth2jW2hOI2R6+U",
+	"9kppP7LS/kvVZdndRgqR7gwFDwO2oNhqJjB3K0WQ09czmKGoWIEKL2ZCp1PnP2JCZU1zpsoEQTxBhSXl",
+	"2PiNxhUuX9HoXgadsBNGRwo9611CoS87FJqm0Arr9DfFCw2hPxrJYGYu5/rGEddqsXdamou7GlVARLIo",
+	"d106zu3oWk6fyrSax8ZCHzB9oCddTeSIkTXzvOZ3ZHtcXxR8t2r3DrLb3/0wWUg8ZJvpiumF/ARX8BYW",
+	"DcX89vhDqc4X5JhgJM4RXsgG5Rzl+4zn2J283Khg8RX9mGuyTxiHgjnFE7buso3QdQqDN1s4IHwgZIZl",
+	"gMoGVOqe5PfKI1S55YFWyn1uzyd5Pj9BDMbRPi8DCYSFOVJc3mz2jLhI7ApqYJzGSrUlIzX7GBUyxlwp",
+	"QEIn3Ji+uCx9UGijn0qZNWx+5HY0SMd++Qv2N9uiEh5Dhcnbs33sJPj7MyI0Kq/ku/AaVRb1ymBbGWw/",
+	"WJSlovq/XSKiuPzm17ii9G6Ec38vswFztI1lXexJba3hh4AfzmxLeZ9pPmYWDQJAG6IKXmwUkGgeVzZa",
+	"t8hBNldDlKbTXUBRwdCN025QZEc1GmQycyqZamu+aECxoESwqypGR5N8hMpyCtEYQH5YDBVfHtvjJRKW",
+	"00ZuYi12utErjyKLl8Rir7xsrshACraSxitp/D3w5crL91nIcouvPiMeFgvzWmf3k6hzb6q4QCUJi2V1",
+	"SDlOlUbHl2soY58rTHsSwfWENjc607da3a1OqeqnanVv1xjdS9rWtUHjB8vZuwjYlWBdCdaHm7nPTkz+",
+	"xPTyMvKeBu/tgbBqiOeY6uH9zOTNohDwhlqe8kkvCvM4KJVKB0SmCVPaBi1zkTKlQhEBmuB/ArF01Zr2",
+	"TEmASGjhxCKHaBM5BKwJzTSnqUNjhKLZAowS2NqoiFmassSYzHEOac35amwPa8Zt0fYygUwfAP7W8cyI",
+	"qjgia+UpXf8evNz0cWm5i1DXQrCZWX1KG0F95hCCRmN5yWyq2/KFYMToNnSXm9TkHQbXm8Fgqtbltt7M",
+	"1OK2gbp+AXPIbBHubA1uu7O13dyZqbHdaV0HC5KnR1JpG2/OqGYkYTFXVi3fBn1jQ4Dzk/PAQFznSQJx",
+	"dpfeJR7nHfyVjbKyUX48GwXCck55AWRdRYU/d5OFAS33QoukzOhVBviup03HAFqZEZLQOGYT6GtTWHsL",
+	"TVOeJwMpOFwzGuLjeHowW29csISN2ATgM2eprSJLAYksIA7zIZGsSt/u85C7oYg4YAgj+pD5y7NqmQ8F",
+	"SQjgDAORVVRqosMKVEtKAkUsKetrInPdreUlszVSkd1pAOELtdVH+8ehsOi60PnXU56yfEgvGdGS9BhR",
+	"TCMeroVnpoLwMXRZmCfBp4oITZLbedQTGeeIPw1GXyWA4PjVLcGaZXF3KA6V94q3V4uI0ZHtfQG1SV2J",
+	"nTSjn7lxF/bSeEw3FDOX0CyBZkXUKjdSxBtlw75MUoCGtDAI9V1fMHcVM85aTjcrRXzAQ3v6ddAY0y9W",
+	"8275BCYw8yORCtKJYTb2+1PIPQmL++cVVduTUrVdP5BKDVbsrVGlikBf2Wwrm+0HSZ/i8n8K8rNau6ok",
+	"Hpdo3KpRzwER7MpHJJq18ZOf/U2eOGjyBFGJ3lRD6+/261bQwEpzUJ1LsptCemAkbk4OuA53+ntznDyj",
+	"0hb/3u7iR/uVsRLKK6H8cKHs1+Dz8aL9kMg7t9YrFcJjmU0fSlNZ2+Wzl0BBB7BLyIwc0WyUyCvht5xx",
+	"T3SduG6SQ6imi3MdCi60tD0zEAeAxpJ20Gq1ytwjUhAztkFGJ0PSMxNPjR+za2E7QgF+IXQYIYmfufmO",
+	"u66tXU7ZJS2G5RK8A0nMGLDaBRuBiopi9ywvFNBYNElkHtcSpliyGjNW838oQDqTNSjz9HoHyFoU6cmE",
+	"M2VH1iFH/O16AQTTNmdXfEyy0yJHb6EDGX3+te3WFjn8eHr+/v3h/uHBx7OLf55/OtsjPTaVIllvhmKp",
+	"Cht0R++vAg8TNp5IzUQ8/ZlNH0akWVU0Pi78/yPvGVMAGpnRBBBmlCatZvs/mo27Kwt84Ds1GLXv6Vd+",
+	"e938YFXqRMZtDo4NKrklulKmK2X6PUqS6tVvawn1W5Vbh+Jcse/YSNS564BPWK7Yd8bzSJIaW6PO1LjZ",
+	"tdv86v+8pQoW672g68eZFK7+FcVrXVXpgprSssZ7xILSm+X1veXz4a2Fon5GVkWiK4n87CTyd64QXU5M",
+	"PSSTCFmRCdXDwiYrSbXGrI25oInr5fatPVy1srRoLr9deGLqDXvCXa0rFOtHWDxh+Qu9o7ZxxRMGeJbr",
+	"S4lXbFU4x8qXmQm9sWlx8QzdqXPw0YJsySNU/B/ZF7NEtf8/5BUZUzEtYCSuWMaIHcVKnK/E+fcQ5ygc",
+	"n4UsR8FCrGSpkd635geKbHc5KbBr+aJ/t8i/Lo7TacG/oSgHiuCoXlE1utabEjbusSThYqDI1dDs2VKQ",
+	"C2jVsaxziFg144AAb25vSvp5mm5AuCyjYoTM7V4KO7YHqkNhviuNn0iRTgvCkhkxvahM1Mmib1Aa+k2a",
+	"00+oGJlZtK8nZhjIsx3VhAulGQU03d6UJFSz5j16qp99U3W1OvrWZo8vjbvFn24FqfFgMjPFnMfAbaKI",
+	"GspMOyKU5lOUaD5eQgllyd2qMnFPrdTzSj0/PJn0jJStrcf0GuMbpI9OtcwguFP1TUCudL2b8kJhV4HX",
+	"k1yRAb9kIggF6NVCG5bTKZA/8vqzmkUJxQ1pFHKHLIqdnO+ZQrlJ+mKwbA5N7GFwbeaJv11K5W6q8Wn0",
+	"HPQ0Pt48P0BTLZmkwf20UlErFfVMPMhVfuZbqHBbaO6V0nJpGacjN7+i2FgyJSMFc3Jm+RyMH9ojJmBu",
+	"EeRPmIGxZssq/7ISt6uAXSn5slgAPXLCxQmsp8+2FA3oj+4EQYOILaJzFWnGnsxmW8heKOwobxZtc65K",
+	"LRQAkB0h2l0EjLTgG3nsbOc9BUQNaTYDgOJQekPxCwRGQ0t9GjZcT3vRzs7NYOcI2S1pO1J3pdNQpHzE",
+	"SHT86fSMLJ7PTTwrqnOwSuTT382/ghfOxYmU40Ubwx05g2N9iCddOxJZltzxAqfutOvngqQNZ8AaWP5R",
+	"zMH3eIBJWvZ00PfahHW2gdM5O6wEmpaWGxXO7DtzxnXQ6FOeLv9y8Nz3eM7yDwa0I3hu4yYiU7fDydp/",
+	"n376uA7bmLqthUEQu2MAijLLV0bHn9Xo6LQ6S2y95ZbXSX4j6BHK9B6NR4PMmAhWpsPqQrwOoqYiHmZS",
+	"yLyAvbqiXLMkFPqKx4wAxfu7i+OTT/86fHdwcnF2eHTw6fwMiBu4ViTLBYbsTnLhGl8HEvyEZiiiDxKf",
+	"LIIiauWJC0pr1x1Sn9GD65cojQtlkuVCbX7NcnGYXDcriZ05zsPV/vixjPJDcUlT7s2E+xvmS3j7b/Nk",
+	"wPTBl5ix5Ent+TsHTo4cHpvopzzWq6DJbT6LOWuJoR7JhJVPWWJKwdw/F/SS8pT2UjbjHxmblhRG7bIY",
+	"/jPm8pN4IcZH6MlkSqgi5WHulkx/mmX8kilzyJwDoJrkgMbDUKA7wAHtIuJJl4R5q7UVC/iHRSTlgpG1",
+	"dkA6AdkKSLPZJFwQAIVaR869KKGauvOMJrSnGqdCoG9ESS+lYgQXQ8guLM6AmweOyZeKKZLnBECIB6iE",
+	"EbICFU/1Qnl65cMk2iURnBHZp7LIX/2MDrAxB3NUobDOkB05WcOKEi1lehHTNLVsQfA5YypPtb8iwoNJ",
+	"mapQZLlAKiHhPCc7A1KwyF603KnEE4vYgXhO60RmoUD+Z3t9Au4kuH2wWJpkj0RdMgEawFiOXcWwe3PZ",
+	"lLR3QqFYLM2JSPZnVD8XgyZ5j8BkivSNRHLzWlzd4/1mLBQyS7ig2ZQY45XAoIjfGk3o5vFLqYQxMjGr",
+	"TQqHdGxprwDDAjAYEBwFbAl6Raeh8OcqLSfAG8G1sQ8U0RJsESYSl5GxCRGgemqSsyuJrWMqFCPGJoCn",
+	"0qPCTHdiRwaAxo7H0TzuJcu68FZgHEK6YQ2pCkVfpqm8YoklsGIFppvmYyZzTdaiBaZTtI5wJVKwUABZ",
+	"tlshE6oU2SZH/G1gm+QAPcaiyJnPYECRE6byMaDF4er76eAsFDeIj69+nV87zxuX6Qeq9AY4KRuH76Ig",
+	"FEjmLaaOYXLXzbW9k/Hrl74VDrveyYdRPAs33yKh3s1Lf4cnfVsf/S/gDVt9c2OoSfYJXgSuR2TvNxav",
+	"mrxXBv/K4F8Z/DUG/+Na7wHxcd172PHz2vEBNv3tZbpHHiv0xlqsifLBRm8NaUt7ozRPU28WrZUsZgIA",
+	"dSoU1r62QnpAL41lAiY9hoOA76tElG1O61ZtJmM5h8JYsAG5Mne+Mq4G5RVTDgyQKuRuwabp0hBg4lli",
+	"JmtN47gAlyvxF3CAv1DH4/h97J2sexCKfkoHXYfhCzyi5dmhacZoMjXG9QQ6N0g8pGKANuoQaUeTULhS",
+	"oWLoAB0W7YKOM9a3s+/8kZh6Afy6JtlzPgeaim4ijV02YQlZizOqhixZJzMYwuah8A+qSArl7WvGSHZR",
+	"ZTtHp2cnB3tHFx8+nZ5F1naHCXO8IDODDwUMrrYyDp6isOkeJ9W/NN7tFZqRZpRFwv9++K0OtNk+y23l",
+	"AD4/5t+JzMiQJjj967vFoqtfaMSss5X9sqoi+D5VBLDGn0UZgdFFTsY+VL0WHtLCZiHrdQME7Yz6q1F0",
+	"ZF7PhYIbOQkIo2ZbQwin6lNj2sOGeoqIWsovGcmF5qnVoaiqZEYqQZ2AzDrkTfKL5cacvRFEpyy1NYp4",
+	"jllFOmUJXsc+AcDFCozeAEQsoZqkjCpNdkIx5iKH1nv/WDhkEGa7RWGBjfclyjFzYyTORp9CsVfkL5fS",
+	"WzN3KqlyLsjLFnF8i6I6Rchgl7CqJqvTTxg1sf7nLRirZnnwxBWmA/0L3g2CVRgHyljM+KWbE5xpHxeD",
+	"yeMFFj4KkaKCpfLyKskrrwMb7Q4MU5sN0+g2/p9fWxtvPn9tB2+u//+N+7Qn3Ro/yGCG7hgGOLEnPWoc",
+	"AMf3Qrk9ivNZmbTKnlIattRKia6U6GM05zwflWhDvU5B1WvF4Nu4kLXK1zh0S0F2mgOXweiEwZ3k34So",
+	"+ZYDT3JxCnjn73mqWbbsKdA/UjplAdMyuMKOYXmWnKque3WmAfQmeuDH6V1dugrlLo2U9etgJbVXUvtH",
+	"4ZxFwH8rwpy4ho+PjppcroG6UQpnuUDXgURXlGsHgODDX0OWJtYhsbLJfNvngqaYa7bJKnVBkUECqsjw",
+	"WsQlkSdUKZZYw4x72mxzMfChQsFrMQt+Ykbg32aTn9q7aAl5ap95NZfXEpK/5htJBGMJZHgnk0xe0nSR",
+	"PDVXmZWifJyPkeFozAV+KKrFudBsYIT6U8vTWyNO+YrBcCU0H0FonuTPh7gQRcBjyculTLWbqX7KwnXT",
+	"CRP1pBmb8pgWZWzesZgnHt5LS5lC/oRQMiekQTZiCscIO2VkZkC4CIUUxm2GN9gke05WsgQvBaYpJlxo",
+	"NkBoYstvCB34oViDeEfMxQDrlGTC0hdq3SLeFPVL+P0uoSRhgrvrc8iRQBmUz+DAoQS4z6OvYQNiPGGj",
+	"S8IGnhk2AhI2MkaVFPg9ForhN6CkXghJ7EcY5gssIAsb1z6IhzVZmPwBxQHPhPXKXYyhVXNCWS4CEtkE",
+	"mNV6v+csZ0lki6a4LibXOGqp1BD+GnOluBgEJBcjIa/MEImQJJViwDJXakUiMyEW3WC71SKCjrkYAGcT",
+	"cuKpaLfyFjD3lDGohKLC1j/AwOChYfJDEdk36tJNQenqpLj4r/xzs7h4k+zBrJhLm1Uyt6C6ZLv1hkQn",
+	"5x8vPn46u/hl7/Ds8ONPUT2hu1mme37b3LVGZ0mmFnv9R29+eUxdHZCBNNO+4h1eae3vk+WZ1fPLVJvg",
+	"Ob+gnPqOtSbfC/QY5aeRq++YmJIzo2j3aZrWeHW3mw/foNpjGdthr1BeRpHV2gs9FssxU0Yz2Tx4RKgm",
+	"UsRsl1CjFKwyhHyXgvoRo/4q1RyuDrd8EZvLKaqOAzwPk+M2+WNT47Pcymsld3VMp6FAq0bRaaGc140l",
+	"g/UKVnMvLlNAY3Plw620wUobLKsN3nPB1fB7Y51grVSts3i7GF6iKiDLRSnvWNfxEvieDZv5trUCRiiZ",
+	"ywdzufnMFuxbOlWsfrO3gAQ81CBkuQjFmCaAGOpIWdfK1Ye+TCEgyDYpM8IFui1Fn2dA9oFWFuvSjJUf",
+	"kKP944DsdfZeKBKVOuyjdVtiUKnk834NVwTVhY3ppfySBdhag9hX4H3aWQmFL2ggc/UMzrOo9Ds4Lwam",
+	"YI2GYpJS3ZfZ+IUCf8Y3X2BFgLxkGWm3iK9QGMh1V6EWgH6CGCOWEZbbadDxm6TT9XKFBXwNf6/b5H4v",
+	"56m2TRDlMq16RWLT37cHLv+axQT3bUZ41HaC0l5eKduVsv1xAqa47lFpPK+oqdmeSW6FwK1VAf5oTEjJ",
+	"NCmhdfe5Eb9SsA3Z7ysjDqcAls0SshYJ9kWf5GJPR0Tkabpus1clFP352oJTP7Y/H//nnQAxqW50zazU",
+	"Q2O235y1X3ZbnW673ey0Xv8bEDTh1bTIa/I38jfS3thpzJE3A+qaiof21v1Wbzt+mbxmrX5nsD18+dvr",
+	"0bgRNIx+wxVrR2C+gBdVBudsnbVeWXDO7Xbn3w1/GDxhlltyHf37ztWr6RvajrfYzuDVb2/GbTEpFN+R",
+	"RNjNhA/Mzg8aflGU77VV3KvVapl7IVySG6CmmV2n8ZDiFG+0W612Z2t75+Wr129aZrVYy6TRbWiWskFG",
+	"AeTHgoOewr7kf2AVY5xNJ5CGvFIVpZ9QaBzu80tGenmaMk0mklvVpPmY/YEU3Ad5Jids8y3LUm42tyfX",
+	"v/kVesxRt6eeEd6223h3KRTxomGluVea+0eqDylrIae4i++eAnD7ONclPDkiBTTZy3jUJca7ovGQJDmD",
+	"1nWz8yKjDSKyljGaYB7ISado3TpmMbBnRNRXkgxKXoxyXKlUEd4PRcE3lLA+zVNNIre5o3XolAHv2jic",
+	"ooRlB23AxmmU/VAgKnPpxMAzwpX7b4zBAB4x1ZWaul2XFkNhXwa2o6mSmAIEVgmqyZmV8MToAwgAcxXL",
+	"DBu8BEtDoYeZzAfDCkZfT+omOSihORQzCc32VEdkDdKj261WKFwqDo5Y38XfU86U9ehJP9d5xgLPUkLJ",
+	"lNGMULPpjDtt3okZCdUFqgL7YhaYvcAfMAjzro3mWUNvU8YjRX7LxxPSl9kVzZL1UBg7C1htzSEC8AjB",
+	"xSb+4ruFLz6kk4lx/xEeCk4NhVkQFU7bQnoXEOxBYcrBldC8o4onbDE6O2ahv5Lfc6lpQHLFEnId3Q2t",
+	"3W2u74rXXmthLbJjnrdJcme1/0xh45+plVz5ojBT72Tztv6yNu9DTdRbofbtcQGKJqOAQGQ6BbqyVlfW",
+	"6vdI6qxw978X7n7JvKgz52+Okm1+dX8uib+vSzJo1xrIXBPIGzngzeWB+Utjf1QuzTkqlk5VGy2jJR8s",
+	"ypfg4ixL9BWg/0qCf08J7pbtc4L0v0W2LaDi/CRKu6rM7rXIaAIPeSiv4BcwHI2/ecVETZPgT0w/utRa",
+	"BddXwfXn6mis1NFKHT08/P2slMtPTN+uWZ4shX3qDW6bIdPxcF6HnUCDC3MVXuMeyxSZZAxD1RhhBeDk",
+	"NQ01TbJPZvyB3VBQMSVSD7GdpNSAwfX6LomMhIxInDKaKRIZsRsFPv6N6GEuXt0kp0xjwwjVkY3gZ1KU",
+	"whEyc+Fm+NXGWoNQqCuu4yGC75Ny3hz6zseTXLME0cYs1wRcJcDofjn4j9VTqLcii3bWxfoxIa8CoiSB",
+	"XxEqzY0sFHhtjDILGxk302curMB54UoBWi9PGUm4gjs0yREdwaUwQu0rAcBqwGvGMhdaES2vaIZtRBAn",
+	"XhhOXjZufA5aoWJm3DPs69U8tOHcWUngQJ6K2uW5mEAwN382Gwhv/ue3djrts9abbrvT3TYm3MvvbO2U",
+	"cKdwsCvzZ2X+PBtv/C/VAYW6537hzQkTycICwF+GNtdcJr/izFgjRfbaliqR87N9EHfAfyCFHgbWoDCH",
+	"akV6ANesyFqk0EJSTfwq2iVRahbluUqwRhDMm1DkQjG9bkMRYPFABcQVF4m8IsbC08qRSwyABYEiPl0o",
+	"jLLsUcVeQGuAlcjWNggcBqBrzXaQd/GQxSNlzBgcGLHDh1rvKVH5GAfg4EDllag2U6mAUGWMSZpONY8V",
+	"SWSTnDCaEBXLCVsAqQEW8Sm8iEcL7lKwftysNro7cGWmVVWjdM5arWpQwCwIPKXV3O60t66DBrzM6uWs",
+	"Sp29Ymej1b7hiu1Os/X6Vdu4DCw7Vyx7R3k6M9BWc+f+1WvFTN6mxXxZqzl4pbn+tJrrhy5CQ3wiJxmc",
+	"TN8vVUs9AVIREN/cWBIOR1TUAoSIdZ4JciXzNCGy37emIYBFdEH+Y+tqKIZUJKnx0dfwG2V7jSL7Q2S5",
+	"iYZaT4wja/5V5PzkAxLxOGYekMRH+8e27wuKuLxiGceTJn6vIqhEN/7sFVkz3oJx1hGRAo9A7ImLC/zO",
+	"XN3SGQWWCWjISPRfLOV/UKk2J2k+4GJjHE8ixFv6L5iEpPID/o3A3uA5rXv0DGhd2uCWYCggvSlUmDEo",
+	"FDMzCHOnfDHZy22y1psCOq3lYMKmNAhWKDIEdNsITmKJw5BAqqfy7JgpVSOWmGko1YjFVAipSQ/4kqgx",
+	"FsyR3EG3KtvPa7E68Kc+/8ISciWzRJkXCwRMHAIGoYgzljChOU0DQpMkY0oRJBmS6SXL1n0pIK4ho65T",
+	"1tdE5jqwTXqhgGngWrG0T1JGLzG0MzYHNQmYJI50xMOec4W0QWYKqPDQIDLzePMIQWvOAd4e0qfcLmKz",
+	"PLgY7PqrAqI8YOR2dl6WRjpiE22Ogl46XLNcTHJNUP2YQcANXm6Tn/nbUCB4CrHvBssgYdWiOaIgjwkr",
+	"sjzju6S044wxkTEgGNKStM1164wID8d4Bpv3sawIHBHIFFwBiG0oWGx5AUoLLGN9KPmrkkQZ9Q+/Gx86",
+	"o/GIZRDKK7olquLlg5Qjkk9gkkfMWFc8ZoWXP2D6wn1lp9WlZcoy8GtjYrzpTHOcADUd92RaTzhZBGl+",
+	"dcd99m12CNkCPjVUtTa6DZRZNXCRp4xmMRaaJjJWxaDNp4sLBT/fbdwIg1Y77PkBumm2N/cDHscTFPUP",
+	"MKlgWS1rUsGGWZlUq2DAj9QK4ASrM8JgWzzc+oqHVG/GRf83yIDazoAzmo6g8J0KW8PPBfk0YWLv8IWa",
+	"6yMnakgnTAWggECpMrt7IfhPxdSeS07f/WzUJBTQnx8ag4DkRjPpLqBUQaN29NW40hd5lhb4XOYbY5RZ",
+	"9hFogR+xqft5xKZNEoH1Z+y5UGjfW+0fwHrlxnE2SpfQGLIEZC366eCMbMLJznyDC4zXdwkVmKaxB5vT",
+	"BpYxcbu1bW95IaS+AEbEqDQKgaOowobZsxNPfwhhW2iEiApWR2Ur7q/cVw6jE49bA0tQ0T7T0wsOFlCf",
+	"syxaJ4pBuIF6jE3XYtGtGNDYEBGKCum/BWej2rwRP2BQ41/QXKpADti+CdfCkStI2RTMOzb68UIRRrOU",
+	"s8w9C1o3fCDMGJqhcMQFXC84zz41NksoxZWmQkeVy+FUF2O1Y2BfMBlVbQIRstICQtaMVQkJo1DYIJOb",
+	"qCK0Yi6pgEvTUUA0PcFP5GcnFOXpAToGN0GJZGrdv3Z3A3kl0GkJzJ7IaKzBzEycHTiZpNMuidRUaTaG",
+	"rFvCcGfZGQHr0E2F2YBiw8wBseYXoOjYJlplLC4AketzliYqQD5ShRfC2BSudkxrmh3jt7x9LTjZNI7Z",
+	"BLKDxr62b7JEnPRCkQj9lA37a0RQEVi6b5AR9iefREUXAV/YFdrdCP5nps7Z624goUhYnNLMWutd9yyB",
+	"I10dSh6ziKzZtcAzaCLOSNTPBTqCMJ3uE7K0BgAwZCREeuG5W1VU+FNuDt2gQ7EWaTYG8zjPGN5+cjEx",
+	"f4zplwvExHCfCtHrfwhFhMnjmF1MmKCpnpqj+/CYIp6Wv4Tkq9ISrq6YWXihiFI54PqixyncJpWDSSZ7",
+	"yo2k/Bmtai4GF6zflxlmcS9Z1pOK62m0HgAhLN1QzEyCNk4EF/7NgzvYJIeOW9X4xuhBVgRD11OBhGLI",
+	"za6bBsU+CsgV6w2lHOGOgkCcKu1AFwO1kIt2l1QED5zjPbtYCowIx1MS04kZTbuF+wxFZthAnyxsOMyo",
+	"qlSex3GBvrLIqKhm8cKa8TAXo8jRSnZL1CbOI40SlmrazCR0ocEDQKQCQr/2R7sto4JBOCiydz5uDH1r",
+	"gLzSB2ydC3xz0a5NxOMTXUh02poWP+YiB+gWkNxZzgglMGbLe8bGEz0lEe4Lu+ethoCzkLkW95lV1ijv",
+	"uN4F8SocEfOv7z59PPgcLcUk7DCgQzHDJLwHLnGelRN7ZQ5hDA0AF669bRn882uz2by+dlQv5lGEJJEb",
+	"mHn5+FhN6FN2m83pNLNsjYjCr8+VEU9rOOIZ6jlXkJBnIkBRqzSbKI/YAyRemRxPtL8HlmfM73SXLPC3",
+	"eKF8HsFYfywpOHSu6DQIRU/qIWnhK+faLAtIAhEp0im4rJqmTRJxBAmFBRuPJ+mGf7ehcHuXJxhZif5n",
+	"wxqrgD+EMnm9ScAQRcXsJL6xw0h5yknoSNcQctX4hPhXLBP7F1ieYYNck+uoQHvdO4brKeBMqFA/4+jG",
+	"dMRcT+dahK5kRCJpRB+3wreAUjVGBmwOgCDyryIwjryWtv9wAcfyLplQZRmkjanpAjo7xpZDSXBhYYA2",
+	"AUDOiN8EVrit0PHYr8BhGApbWu+aYkvUy+RmzKkosFsuFP6sZrPpiJjXHTKSRt7DAkh2wjIlzfp1YK1E",
+	"CnMNVWD+KrRP35CII0HqhZ3q0sM54OILF5KIfO8p12SNlqkTS7ZhmQoQiLbdBEgRM1DKPGHQh+qsWdvT",
+	"iaKkymhBermaklwkKAAKgR9lzIjZyAyCajaY3vpAsOeKK1+YK8++NJdCvKI3NIUa36ZwbRoPoZAGLC7z",
+	"xyVNc1ZiLUTXzV8JE5+JJFOZEz3kYkRozxiP5XwnEFXqv0MhLSA3GcMSoltgJC1TnwOOpqMpXWJYZyw1",
+	"tiWh5Dc5goKLe9/a3djFoaoaDBBNykrMR43gTnjDi3ZnC4MGS9I1Vl7kU5ZKWZ0Ks1dR2BBEkxPA50rY",
+	"l0a3Fbi5rtwBAlr4gkkKxlFM0zHRMqHT0rR75weRuGyJVaPbfvVy61X7DTC8QK2UVwVb/Q59E7eTV+xl",
+	"b4dux1u9Dm0nLda406uzYT+8bskmgoog/ywzCg/ZEirKsdFteyiR4qud1n3fKYYmbwAca3Qb3nbgSdjo",
+	"hrNTEzaC0D6f/3nO6oOD7GyHlekOcRrh1NsmEq+CSyU0ayXEVRGaZRE2wD4MG92vIbxuvKR74XguLhf4",
+	"JWxcB2F1sYWYJ7/+fG3065/xucsPuE/TcfMHfMq6BwpBSoSNZ/9Qn4MQdzy+r8rmDnF3h/OSIGx0O0FY",
+	"2fZwcOe69Lhou4NWvo8ouBnvrxgSWfvv008fEa0EJmoBlmfF0fIu1SrN8CdMMwSNaijqtktAyDw5tAcv",
+	"n6VAx+keuQo8cT5j0Vn6nlA+dvAlZiy5Q+0jnnz3Ckg878hIkTs3l+O55ZqSt7maLl1Diafft5LSTfQD",
+	"6inxEvfN++DZM9kfc27nTrNeOnHpOYNVfS7oJeUp7WHl9s7yb/skF8foCdf3us9khMganrZhLkk176Vs",
+	"vZTOOs6klrFMXZ3oOJ4sTkXtiXLifw1mgOxjqJ+4KwXWXTWPRv5xdnZMdEaFMq95HcokbIZgJvkD6anD",
+	"dwcQYkiYGgHTtLO6FOSnoFIFIw7o0FuWGBcQ9/kOnDHr1Zsxv1DEaJuNk+N9lyELhU2REZch62KFPqH4",
+	"mBb3FwphOdQhVeIoNukVCkp6jGbGbzYKFYdUFN8oTTVLmVJkTUgSHcWTjVOmFJdi4zCJdgkV01C4OlQX",
+	"BEE6aXiqKsu/ZfyZcYIiDAuWEjbRHuQFIjLOlcYaIohhzZ/qmphmbffIh/n96yOOjKCJWdFuKKKUK32B",
+	"L8NRAFTzc6pLeBLAEAKCcacAkwnHNvoWhAI+r9uhKCaSC+ubRWQtsjEbCKOzL9r8i5mcvxe9WH+vptVw",
+	"RhH926ehjHWhszzWecYSn5UBLOyCSjwASh1cPzbRNWaaGsvI4qhBpL0SBtd0xFTRN10Kttugus8i7Vap",
+	"iAAaLRflcFkoFsTLLL63XyEYYkKyJLssuAJxZJ4B+bZPzj9eHB98fHf48acoqA+bFcxK5ahZKJYJmzls",
+	"i9m4GMaebDyMzIfD/EBx3BCzFNHesXnkvQ8XJwf/PD88OXgXlVrxXJS6RE+FM2DedM0UFHlH8/GFQgJy",
+	"KFB3adw9fOIRm4ZibGFrXa7PrBZ49F0ysxzFUphmNE2P4slDmtJ4AuCe5pdsEje6jU6z1QgaY6aH0twC",
+	"Brpp5sJBpoEd7Imi6vvFhn9Mt0avv7Syl9Nt0fl9Z/zq6o1uX/YavrnpHyxNpdFItoap/PR3QP7+byXF",
+	"ySQ+8ic+fqhnwQzhcqhc6tev/um4WRQZ+z8FoDr8cv0Z4mBWNuwXY/CCodFtjNVg8RTGpdq7yo2uHzZp",
+	"8x6U12PudgHg9x3tH698oj9p6VUHrc5ZIiAhNe/bHWCLaa1d4+gPrIlyRcGMgkKAXSIkdD2vlsWqIm/J",
+	"iry/VM+cMe1PsWb2BjcIStBubIYoHJiBI6KxyXo8OajU6YHTYVyAmaq89aCCqI+mR5o6Oq+uTyqXS9aI",
+	"lqGAIj2qXJVbQCJ5JVhy0Zvaugpvh6PtHdkYZFTN78G3RsBwQc4F/+LKBHY93EGl3wMuBW0aoaBJwuFU",
+	"/5TySqAd5eFuh/SSkTVbZKiIyuOhm6lQ/MJ654dEIarQE+W+F1XNH+EbfpyK+V+/3pACWiKtY42ts4wa",
+	"v57s+exSKeODWaKg4d4ylKSPEULeH2Qmf3nw11Ig4wN3Gbma+u4Zj868QFzjK9XyI/fPLYiGfqfg3Hxp",
+	"Nm7huwa44KRNaCa5WcDDIURDHIsL49rGLCgLZxTnlr6BJetd3B+JkVq+2wtvZLG9XQEBDlz2sSuoVIY0",
+	"yXspj0OB9za7OTA+NPSWUI1VSycHe++ODqBIW60XISkUcRKamCIfRDjcPziNSJ+nDFuU9JCN0fedpFMk",
+	"NcPKTvMoyNwSilgqrUiL5AICVxDCANWjgPsZTjh1HXcw1GiXfEpTOrZXs91LlgkGqqR8R50bp5sZHNHN",
+	"vdJeYB/ja3t87hbo5wKH0mXj45TmCdsYUj7KN7YBDUXmGo7agWw6vDMjhQFrfsLjcvMNvH+O7UL22q1m",
+	"Z6e4/GCiN3aaLzc0yzJaunancm0svKq98P07e4qZvI3sw28D5XfASuT/pVqmv2vvDSYY/J73LThoj1iB",
+	"nuVC3UYXibIWykorHSg+9yDYlbfB64mpgLfriTmpluL2OoUY+nueapYtewoIj9Ips1ig6RRzHB7tIxfK",
+	"cxliM6I3Ul1UsSxtxvTLByYGetjogt0717a44JbFy4Hbl8sGF92+fMwdR/H5aemE78KcZB57ftWt5Ooq",
+	"SvNMRbEVfzV0vpjTux1JyKZEYypIIiFRpOejKAgYYTY4l8J2bvhGAN8/6Du6KnlE7HzDXJ+5PNjWWGFV",
+	"XONqyKCvSleStLEU2ACQEC1thkkj/eyITY3Z6/vRHFIAYeKSZ1KMmdC7xdDGQArL05T0MsxdYVQEOJo8",
+	"SoVicca0itabZF8KJVOmbPOlub+iU+y6Mn8zTXqsLx28EUaJfBLrVogh1BaPiB0P7FDHNRaqm2Jfumxn",
+	"1NUZW/ltjzcqoXyMxRd0Osab1DcfN8jk77cdIuUgZXMHVccErgtEUuzSa3Qbl63mdrP1AFg9mPlbQfXc",
+	"csJttNICK+v6W6H7OslQb1a75sCbOWJ9ZNAdXkcSa6UdkokbKxxCvqLezv7F3fcH53+tQ2XttM/aDkOt",
+	"3dn6d2POhJwoQlOWaTUPT4/VsuZFwt2bKFAusIs3afh2h6JZuvHZRqivHJ5r/GrcGW2Ll5PXv7eyjtrW",
+	"Ly+/LMYknR1rnqWNbgNQm7qbm/AWm3bCzE2xmiR5Rpyndq3dxXB363wlqFfm+jM210tS1Il3/xVAl9TW",
+	"d57mPfOxBy2g5ycfjAHqG7FJXXEfWZN9ABUrDPNQ+Iq99TISgW/OBiuaDwC1OULdEAWoEjBUPGSAbCAS",
+	"0puSE6mpZu6ByCkc3yR7wqOGDGkBmtZpFTs0FHcgoLTX/678kzfJ+nsJ92UF8h3l5bfjiryXkrxJNf5t",
+	"aZ2HCxMOVCy+OOr//M832euffv7f37Ozq9/Oj9+9Pvxw/O9D2flAP9DTq1dfzs9aJwP122+v//PxNeYD",
+	"FRxumttcEbtxSgRAOAcrVbdSdY8O771iP/x27IeFbquxBcq+3uZX+9cdiA7tGdi2kckJpostVgNJWMov",
+	"mVH7d2A8vLcu7h8BUczj+XZ3oUq8WaE8VIQvSZTo3saKJ3Elur8jM4NdtFVihiUk6HEGxYdQVfge2j2e",
+	"A8PijfLzBn5Ftxlnk81XHmavbGLNhe7vLwY/SsEeWxSuglvfxFRfUsDPCPaDM3qrzIJjKoJ3pQSetxLY",
+	"WhIp90gmvM+dQH9GKL51auB7pjxuEeR3E7O/OFP5MSgKdwE0TgyYijwup1QMweZDAfBQhMY6p2k6tcic",
+	"Flg+8gIsImN5Cd2cWFwjmuTAk/2Fwqkjy2YIja+Oye8EUQ3vxL33OGb6Q0n7aiI8d5W5347Bz75jM047",
+	"4s9Pqiz/9mAt2K56Ot9IC+IbWdrbuYWQbqUdVy7Sj+4i/RVp7+4V19osQlI3ljbYMwDc050QODB4X9wQ",
+	"EMRNBLVsU2FFJc/C6oZ3xRievqS4pvK2eCQ0Qni5/qiu6la5YpHlxLh9vqmtMbl+kmoLrdl4YvRcZ2kd",
+	"CpoRXga7dC5s0qad3la8neywl/1Xg9fDN7+Ni5hesviokWWs3cOB1N17B8htd17+u0qK2wBYnJ3Wlv0a",
+	"p2lfJqzR3WltIYft4stu7ZRJ9mz5ZcOGXAtkg3mX+NlVXrh1cpcKjFJIeRXdXKnuH8pJLddukIqSeGSH",
+	"dQntuPnV/j0F4B+mkZHq3ve8XWW98/dDSVVfowIo2NAQaQ+3RPNUESUl/EvJlcxGWNrdzxgLoJwaKg8B",
+	"n8nBUPneSYB6j+w0bPAkapLDPuIaWTVT0MaFwt+YKxIhKlGEg2iSMwBQtxAcS7rTJ2ZuZyTifMV2p95O",
+	"KQ8GYNhXpKYrsfhdPBq3dJ+FJIU9NStKp3d0FTKoPdtwpUBfHxYhrBVnP/HL2UQ6sE3hPQOSMZ1ngiVQ",
+	"FAeRvSZ5LzPS2SZDmWfKSyMg56ZZNiX6SkJ9HdDgqAB8EuQdofHQX1hJkrGYmVNVKGIqiLriGki2MTuV",
+	"SsXFwNb/3VOwwfxVipAerRPl+ZSG7Xfe/0u9/efhMFPx/jD95+HRv/5vb0ed/q+ayN4r+e7PXQ5WVIMV",
+	"y3KlYVYa5rnEzL6bgqmrS76jftFMPZFa+aexBI18dkZt09zLsTRpiTEfr3JSKdgubHJnToZCDeUVhIcW",
+	"OCVLqYQ94jJM/mb2DgAPNeRiAKrIjM5oG6OruPKcwlhPvt16Q345ePuPT59+vnh3eLr39sPBu64l2Cbc",
+	"9U/X6J8zpkpVFMvZ02YkdppWFvVK3j07eYeVs4+CWQBi7SYzYHbTBRVDlSu/uXdLuxHshWqEfoVw8Ofe",
+	"Rd9Lxxr5fUuWBwjQ4zzjegq6E6HY93I9bHR//Qy4vtBhXcc5f+YI8ZDTeEL1cBd5AQGFq2A65sqz2J2/",
+	"/XC4f3F+8qHp7fXNyzZoYju8ORxX6IxyveeItYiEm30WT+MUstU2zWLJpeezNmc0HQF4d0EDHZCroUyR",
+	"o9I4fzIjjlGsdMUjxyc2f80DCBt5brgywbSlAOxa/YcdXppQovmYAa5sGYYl8JUsNB4NMiOqEO6LqhFL",
+	"HLme+euKcs0QncFMQUxFzNLUerelUQO8xPyIy2QVxIKsw4WACadEEVwimy5dtXx63eUBqsJPQsZcvc5a",
+	"KsVgQ7NsTMZsLI3xg6j8I2FMpDXzT8qSAfD/I/z2euUVjGU2rXupJWBNYxOZSRUMGXHN+3jHVSyzJCBn",
+	"LGWDjI7hpv9TfSJ3Qs3190SF3DhOZTzqFmTNQGQJEQBgDaQkzhBn2L/pAEMGSc7wxZtlAMyQiEZGIqNJ",
+	"kjxl0XopxAo50tzRFltqA1Ua9ak9q27Mp3wgzEpJ8gwUClpipRiHBm6+zOxLhbvVdiiWAOeQxvDLRrlZ",
+	"197by47612EhQRx6fExTrJ6yrYYYWzbbrrxpbd/8ghc82zGph5nMB4D6h8CElukZsZwVoWnGaDIlasLo",
+	"CFgNrGxSjs8CS8P8+S9mOd89oUVpkAUMohFVxdT40t6mBzAt2D/uVp21nNEBIg4bU5ID8+aMjllQYDW7",
+	"nKek8+ULobHfcKpYAM0Z3bHnwWKoBbkFCiFLQdS0nR3f5Gld78a3elr7bOjQAZ0xs7cO6sunv8Uk2Bw3",
+	"3vFbTIXHVCnKJbkALZcQmQMEHDKoailLU2NDdd9kTlyZ27eZDafO3Fs3B/aAr6rJHGHVEz+1pcd6yucl",
+	"+Ejm7U+YSJAziCWE611bvfPF0qZzTYYyTVBzuIhDLjRPUTUqZkyxYpL0MGPKnPEDztKEKvP0r1v/YfYF",
+	"R1lRmCPNbyQpCnvmWwgKMkmp7stsXDK8yqaj2ynI4QRnz9fUPPGMWPt9393vmygRBGxgCaHePVijZEIz",
+	"zWlqoYO1lOtwfpaLpjfkn3o6TnLxtEvCmLdgMbgnAq3BsiyfAJRxRjIJHovxdYrn/1bL4Zs8f6lgzD4f",
+	"Fjn8EA9nH8U9maM0u6Cxq4n7AdbvLEU9ePfAMs8ccxhQR5mzywmCp358632dMfWk6u3UCLHelJTjR5j0",
+	"oLqa9IAB/H8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

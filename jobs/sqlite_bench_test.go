@@ -163,7 +163,7 @@ func benchOp(b *testing.B, st *store.Store, accountID, work string, conns int) f
 		}
 	}
 	turns, err := turn.New(turn.Config{
-		Stores: turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()},
+		Stores: turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics()},
 		Model:  instantModel{}, Semaphore: limit.NewMemorySemaphore(), Logger: slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

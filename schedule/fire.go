@@ -160,6 +160,10 @@ func (f *Firer) fire(ctx context.Context, sc domain.Schedule) {
 	switch {
 	case errors.Is(err, domain.ErrScheduleTaken):
 		return // fired by another process
+	case errors.As(err, new(*domain.BudgetExceededError)):
+		// The run is stored failed and the schedule moved on with it.
+		log.InfoContext(ctx, "schedule fired; a spent budget refused its run", "reason", err.Error())
+		return
 	case err != nil:
 		reason, refused := refusal(err)
 		if !refused {

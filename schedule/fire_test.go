@@ -73,7 +73,7 @@ func newReplica(t *testing.T, dsn string, c *clock) *replica {
 	}
 	st := storetest.Open(t, dsn, opts...)
 	turns, err := turn.New(turn.Config{Stores: turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(),
-		Analytics: st.Analytics(), Runs: st.Runs()}, Model: echo{}, Semaphore: limit.NewMemorySemaphore()})
+		Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics()}, Model: echo{}, Semaphore: limit.NewMemorySemaphore()})
 	testutil.OK(t, err)
 	t.Cleanup(turns.Close) // before the store closes: the runs it made end first
 	firer, err := schedule.New(schedule.Config{Store: st.Schedules(), Turns: turns, Every: 20 * time.Millisecond})
@@ -373,4 +373,38 @@ func TestTargetsFireWhereTheBotRuns(t *testing.T) {
 	if got := get(); got.LastRunID != runs[0].ID || got.LastError != "the reply was not sent to telegram chat -100: the agent's telegram bot is not connected" {
 		t.Fatalf("fired with no bot running: %+v", got)
 	}
+}
+
+// TestSpentBudgetFailsTheScheduledRun: a due time whose agent spent its
+// daily budget makes a run that fails with BUDGET_EXCEEDED, and the
+// schedule moves on to its next due time, naming the run and why.
+func TestSpentBudgetFailsTheScheduledRun(t *testing.T) {
+	storetest.Backends(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		c := &clock{t: time.Date(2026, 11, 21, 10, 0, 30, 0, time.UTC)}
+		r := newReplica(t, dsn, c)
+		acct := storetest.Account(t, r.st, "acme")
+		a, err := r.st.Agents().CreateAgent(ctx, domain.Agent{AccountID: acct.ID, Fields: map[string]json.RawMessage{
+			"name": json.RawMessage(`"Thrifty"`), "settings": json.RawMessage(`{"budget":{"daily":0.001}}`)}}, -1)
+		testutil.OK(t, err)
+		_, _, err = r.st.Conversations().SaveExchange(ctx, a.AccountID, a.ID, domain.ConversationRef{UserID: "ann"},
+			domain.Message{UserID: "ann", Text: "q", CreatedAt: c.now()}, domain.Message{Text: "r", CreatedAt: c.now(), CostMicros: 1_500})
+		testutil.OK(t, err)
+		sc, err := r.st.Schedules().CreateSchedule(ctx, domain.Schedule{AccountID: a.AccountID, AgentID: a.ID,
+			Cron: "@hourly", Text: "tick", Enabled: true})
+		testutil.OK(t, err)
+		c.add(time.Hour)
+		r.firer.FireDue(ctx)
+		runs := runsOf(t, r.st, a)
+		if len(runs) != 1 || runs[0].Status != domain.RunFailed || runs[0].ErrorCode != domain.BudgetExceededCode ||
+			runs[0].Source != domain.SourceSchedule || runs[0].ScheduleID != sc.ID {
+			t.Fatalf("runs %+v", runs)
+		}
+		got, err := r.st.Schedules().GetSchedule(ctx, a.AccountID, a.ID, sc.ID)
+		testutil.OK(t, err)
+		if got.LastRunID != runs[0].ID || !strings.Contains(got.LastError, domain.BudgetExceededCode) ||
+			!got.NextRunAt.Equal(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)) {
+			t.Fatalf("schedule %+v", got)
+		}
+	})
 }

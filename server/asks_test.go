@@ -275,3 +275,27 @@ func TestAskWaitsThroughTheChildsApproval(t *testing.T) {
 		t.Errorf("the asked run's reply did not reach the asking model: %s", last.Raw)
 	}
 }
+
+// TestAskWithinTheAskedAgentsBudget: the asked agent's perUserDaily holds
+// the asking agent as its user; once that is spent, the ask is refused
+// with BUDGET_EXCEEDED as the tool result, and the refused run is a
+// failed child of the asking run.
+func TestAskWithinTheAskedAgentsBudget(t *testing.T) {
+	h := newHarness(t)
+	b := h.createAgent(pricedAgent("Billing", map[string]any{"budget": map[string]any{"perUserDaily": 0.0001}}))
+	a := h.createAgent(pricedAgent("Support", allowing(b)))
+	h.openai.Enqueue(askCall("Billing", "first"), llmtest.Reply{Text: "First answer.", PromptTokens: 50, CompletionTokens: 5},
+		llmtest.Reply{Text: "Done."}, askCall("Billing", "second"), llmtest.Reply{Text: "Refused."})
+	for _, text := range []string{"one", "two"} {
+		if res := h.send(a, map[string]any{"text": text, "userId": "ann"}); res.Code != http.StatusOK {
+			t.Fatalf("send %s: %d %s", text, res.Code, res.Body)
+		}
+	}
+	if last := h.openai.Last(t); !sentTo(last, "BUDGET_EXCEEDED") {
+		t.Fatalf("the second ask was not refused by Billing's budget: %s", last.Raw)
+	}
+	runs := h.items(h.get("/v1/agents/" + b + "/runs"))
+	if len(runs) != 2 || runs[0]["status"] != "failed" || runs[0]["userId"] != a || runs[0]["parentRunId"] == nil {
+		t.Errorf("Billing's runs = %v, want the refused one failed, asked by %s", runs, a)
+	}
+}

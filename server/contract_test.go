@@ -474,6 +474,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				}
 				call(h, w.request(h.writeKey, inactive), 503, true)
 			}
+			if w.op.Responses.Status(http.StatusPaymentRequired) != nil {
+				call(h, w.request(h.writeKey, [2]string{h.spentAgent(t)}), 402, true)
+			}
 			// Conditional requests: a version no resource has fails
 			// If-Match; any version matches If-None-Match: *.
 			// (A fresh target each: the walk's may be deleted by now.)
@@ -547,6 +550,19 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 		})
 	}
+}
+
+// spentAgent is a new agent that spent its daily budget of USD 0.000001
+// on one priced reply: its next run is refused.
+func (h *harness) spentAgent(t testing.TB) string {
+	t.Helper()
+	id := h.createAgent(map[string]any{"name": "spent", "modelSettings": map[string]any{"price": agentPrice},
+		"settings": map[string]any{"budget": map[string]any{"daily": 0.000001}}})
+	h.openai.Enqueue(llmtest.Reply{Text: "paid", PromptTokens: 10, CompletionTokens: 10})
+	if res := h.send(id, map[string]any{"text": "spend"}); res.Code != http.StatusOK {
+		t.Fatalf("spend: %d %s", res.Code, res.Body)
+	}
+	return id
 }
 
 // created POSTs body to path with the write key and returns the id made.

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm"
+	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/streamlog"
 	"github.com/agentd/agentd/turn"
 )
@@ -223,6 +225,7 @@ func turnError(err error) (*apiError, bool) {
 	var unavailable *turn.UnavailableError
 	var provider *turn.ProviderError
 	var stopped *turn.StoppedError
+	var over *domain.BudgetExceededError
 	switch {
 	case errors.As(err, &stopped):
 		return conversationBusy(cmp.Or(stopped.By, stopped.Run.ID)), true
@@ -237,8 +240,27 @@ func turnError(err error) (*apiError, bool) {
 		return errUnavailable(unavailable.Status, unavailable.Reason, unavailable.RetryAfter), true
 	case errors.As(err, &provider):
 		return providerError(provider.Err, provider.Status, provider.RetryAfter), true
+	case errors.As(err, &over):
+		return budgetExceeded(over.Budget), true
 	}
 	return nil, false
+}
+
+// sentence is s, an error's text, as a message: capitalised, with a full
+// stop.
+func sentence(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:] + "."
+}
+
+// budgetExceeded is the 402 of a run a spent budget b refused.
+func budgetExceeded(b domain.BudgetState) *apiError {
+	return &apiError{Status: http.StatusPaymentRequired, Code: gen.BUDGETEXCEEDED,
+		Message: sentence((&domain.BudgetExceededError{Budget: b}).Error()),
+		Details: map[string]any{"scope": string(b.Scope), "period": string(b.Period), "limitUsd": price.USD(b.LimitMicros),
+			"spentUsd": price.USD(b.SpentMicros), "resetsAt": timestamp(b.ResetsAt)}}
 }
 
 func errQuota(q *domain.Error) *apiError {

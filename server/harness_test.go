@@ -170,7 +170,7 @@ func storesOf(st *store.Store) Stores {
 
 // turnStoresOf is st's faces a turn needs, as cmd/agentd passes them.
 func turnStoresOf(st *store.Store) turn.Stores {
-	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()}
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics()}
 }
 
 // newServer is New(cfg), closed when the test ends: its streams stop

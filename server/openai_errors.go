@@ -22,6 +22,7 @@ type openAIKind struct {
 // the API's); any other status is a server_error.
 var openAIKinds = map[int]openAIKind{
 	http.StatusBadRequest:            {gen.InvalidRequestError, gen.OpenAIErrorCodeInvalidRequest},
+	http.StatusPaymentRequired:       {gen.InsufficientQuota, gen.OpenAIErrorCodeBudgetExceeded},
 	http.StatusUnauthorized:          {gen.AuthenticationError, gen.OpenAIErrorCodeInvalidApiKey},
 	http.StatusForbidden:             {gen.PermissionError, gen.OpenAIErrorCodeInsufficientPermissions},
 	http.StatusNotFound:              {gen.InvalidRequestError, gen.OpenAIErrorCodeModelNotFound},

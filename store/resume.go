@@ -10,15 +10,20 @@ import (
 )
 
 // SaveRunSteps stores the finished steps of run id while it has not
-// ended: each write is the whole list, so the last one wins.
+// ended, with what they cost: each write is the whole list, so the last
+// one wins.
 func (s Runs) SaveRunSteps(ctx context.Context, id string, steps []domain.RunStep) error {
 	raw, err := json.Marshal(steps)
 	if err != nil {
 		return wrap("save run steps", err)
 	}
+	var cost int64
+	for _, st := range steps {
+		cost += st.CostMicros
+	}
 	return s.write(ctx, "save run steps", func(tx *gorm.DB) error {
 		return tx.Model(&runRow{}).Where("id = ? AND status IN ?", id, activeStatuses).
-			Updates(map[string]any{"steps": string(raw), "beat_at": s.now()}).Error
+			Updates(map[string]any{"steps": string(raw), "beat_at": s.now(), "own_cost_micros": cost, "step_cost_micros": cost}).Error
 	})
 }
 

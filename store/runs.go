@@ -16,13 +16,13 @@ import (
 type runRow struct {
 	ID             ctext      `gorm:"primaryKey;index:idx_runs_agent_created,priority:3;index:idx_runs_account_created,priority:3;index:idx_runs_lane_created,priority:3"`
 	AccountID      ctext      `gorm:"not null;index:idx_runs_account_created,priority:1"`
-	AgentID        ctext      `gorm:"not null;index:idx_runs_agent_created,priority:1"`
+	AgentID        ctext      `gorm:"not null;index:idx_runs_agent_created,priority:1;index:idx_runs_agent_user_created,priority:1"`
 	ConversationID ctext      `gorm:"not null;default:''"`
 	Lane           ctext      `gorm:"not null;index:idx_runs_lane_created,priority:1"`
-	UserID         string     `gorm:"not null;default:''"`
+	UserID         string     `gorm:"not null;default:'';index:idx_runs_agent_user_created,priority:2"`
 	RoomID         string     `gorm:"not null;default:''"`
 	Source         string     `gorm:"not null"`
-	Status         string     `gorm:"not null"`
+	Status         string     `gorm:"not null;index:idx_runs_status"`
 	InputText      string     `gorm:"type:text;not null"`
 	MessageID      string     `gorm:"not null"`
 	Reply          string     `gorm:"type:text;not null;default:''"`
@@ -32,7 +32,7 @@ type runRow struct {
 	ScheduleID     string     `gorm:"not null;default:''"`
 	Strategy       string     `gorm:"not null"`
 	Attempts       int        `gorm:"not null;default:0"`
-	CreatedAt      time.Time  `gorm:"not null;autoCreateTime:false;index:idx_runs_agent_created,priority:2;index:idx_runs_account_created,priority:2;index:idx_runs_lane_created,priority:2"`
+	CreatedAt      time.Time  `gorm:"not null;autoCreateTime:false;index:idx_runs_agent_created,priority:2;index:idx_runs_account_created,priority:2;index:idx_runs_lane_created,priority:2;index:idx_runs_agent_user_created,priority:3"`
 	StartedAt      *time.Time `gorm:""`
 	FinishedAt     *time.Time `gorm:""`
 	// BeatAt is renewed by whoever holds the run while it has not ended.
@@ -48,6 +48,11 @@ type runRow struct {
 	InputTokens  int   `gorm:"not null;default:0"`
 	OutputTokens int   `gorm:"not null;default:0"`
 	CostMicros   int64 `gorm:"not null;default:0"`
+	// OwnCostMicros is what the run's own calls cost so far, and
+	// StepCostMicros what of it the rollups do not hold yet: what a budget
+	// check counts of a run not finished (see BudgetSpend).
+	OwnCostMicros  int64 `gorm:"not null;default:0"`
+	StepCostMicros int64 `gorm:"not null;default:0"`
 }
 
 // RunRetention is how long a run is kept after it ended: the runs of an
@@ -101,6 +106,40 @@ func (s Runs) AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain
 		out[i] = toRun(row)
 	}
 	return r, out, nil
+}
+
+// RefuseRun stores r as a run that failed as it was accepted, with code
+// and message (a budget refused it): it reports run.failed and, for a
+// schedule's run, takes the due time it fires as AcceptRun would, so the
+// schedule moves on. ErrScheduleTaken when another process fired it.
+func (s Runs) RefuseRun(ctx context.Context, r domain.Run, code, message string) (domain.Run, error) {
+	t := s.now()
+	r.ID, r.Status, r.CreatedAt, r.FinishedAt, r.Attempts = newID("run_", t), domain.RunFailed, t, t, 0
+	r.ErrorCode, r.ErrorMessage = code, message
+	err := s.writeEvents(ctx, "refuse run", func(tx *gorm.DB, emit emitFunc) error {
+		if err := lockOwned(tx, r.AccountID, r.AgentID); err != nil {
+			return err
+		}
+		row := fromRun(r)
+		row.Lane, row.BeatAt, row.FinishedAt = ctext(r.ID), t, &t
+		row.ErrorCode, row.ErrorMessage = code, message
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if r.ScheduleID != "" && !r.ScheduleDue.IsZero() {
+			if err := s.claimDue(tx, r.ScheduleID, r.ScheduleDue, map[string]any{"last_run_at": t, "last_run_id": r.ID}); err != nil {
+				return err
+			}
+			if err := noteRunFailed(tx, row); err != nil {
+				return err
+			}
+		}
+		return emitEnded(emit, []runRow{row})
+	})
+	if err != nil {
+		return domain.Run{}, err
+	}
+	return r, nil
 }
 
 // queue stores r as a queued run in tx, applying its strategy to the runs
@@ -443,8 +482,10 @@ func addRunCost(tx *gorm.DB, id string, in, out int, cost int64) error {
 	if id == "" {
 		return nil
 	}
-	err := tx.Exec(`UPDATE runs SET input_tokens = ?, output_tokens = ?, cost_micros = cost_micros + ? WHERE id = ?`,
-		in, out, cost, id).Error
+	// The reply's cost goes to the rollups in this transaction: the run's
+	// steps no longer count apart from them.
+	err := tx.Exec(`UPDATE runs SET input_tokens = ?, output_tokens = ?, cost_micros = cost_micros + ?,
+		own_cost_micros = ?, step_cost_micros = 0 WHERE id = ?`, in, out, cost, cost, id).Error
 	for range maxAskChain {
 		if err != nil || cost == 0 {
 			return err

@@ -213,7 +213,7 @@ func isMemory(dsn string) bool {
 // create them; TestMigrationsMatchModels checks they match these models.
 func models() []any {
 	core := []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}}
-	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}}, streamModels(), []any{&runRow{}, &scheduleRow{}})
+	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}}, streamModels(), []any{&runRow{}, &scheduleRow{}, &budgetAlertRow{}})
 }
 
 // Close closes every connection pool.

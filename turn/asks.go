@@ -217,11 +217,16 @@ func runFailure(run domain.Run) string {
 	return "the asked run ended " + string(run.Status)
 }
 
-// askRefusal says why the asked agent refused the run before it was made.
+// askRefusal says why the asked agent refused the run before it started
+// (a budget's refusal is stored as a failed run, a child of the asking
+// one).
 func askRefusal(err error) string {
 	var unavailable *UnavailableError
 	var coded *domain.Error
+	var over *domain.BudgetExceededError
 	switch {
+	case errors.As(err, &over):
+		return domain.BudgetExceededCode + ": " + over.Error()
 	case errors.As(err, &unavailable):
 		return "AGENT_UNAVAILABLE: " + unavailable.Reason
 	case errors.As(err, &coded):

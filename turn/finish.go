@@ -117,6 +117,9 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 		answer.CreatedAt = at
 	}
 	stored, _, err := s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
+	if err == nil && meta.CostMicros > 0 {
+		s.alertSpend(ctx, t)
+	}
 	return stored, err
 }
 

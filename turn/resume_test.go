@@ -175,7 +175,7 @@ func TestHandOver(t *testing.T) {
 	}
 	// Another process: a second service over the same store.
 	other, err := turn.New(turn.Config{Stores: turn.Stores{Agents: c.st.Agents(), Conversations: c.st.Conversations(),
-		Analytics: c.st.Analytics(), Runs: c.st.Runs()}, Model: c.model, Tools: fakeBox{c.tools}, Semaphore: limit.NewMemorySemaphore()})
+		Analytics: c.st.Analytics(), Runs: c.st.Runs(), Budgets: c.st.Analytics()}, Model: c.model, Tools: fakeBox{c.tools}, Semaphore: limit.NewMemorySemaphore()})
 	if err != nil {
 		t.Fatal(err)
 	}

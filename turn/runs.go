@@ -22,6 +22,9 @@ type Runs interface {
 	// queued one it merged into, under merge) and the runs it stopped.
 	// domain.ErrConversationBusy (naming the run in the way) under reject.
 	AcceptRun(ctx context.Context, r domain.Run) (domain.Run, []domain.Run, error)
+	// RefuseRun stores r as a run that failed as it was accepted, with
+	// code and message; a schedule's run takes its due time.
+	RefuseRun(ctx context.Context, r domain.Run, code, message string) (domain.Run, error)
 	// StartRun starts run id when it is first of its conversation: false
 	// while it must wait, or when it ended meanwhile.
 	StartRun(ctx context.Context, id string) (domain.Run, bool, error)
@@ -215,13 +218,18 @@ func strategy(in Input, a domain.Agent) domain.Strategy {
 	return domain.StrategyEnqueue
 }
 
+// newRun is the run t's message asks for, as accepted.
+func (t *Turn) newRun() domain.Run {
+	return domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
+		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
+		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
+		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue}
+}
+
 // accept stores t's message as a run of its conversation. A message
 // merged into a queued run makes none: t then follows that run.
 func (s *Service) accept(ctx context.Context, t *Turn) error {
-	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
-		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
-		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
-		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue})
+	run, stopped, err := s.cfg.Stores.Runs.AcceptRun(ctx, t.newRun())
 	if err != nil {
 		return err
 	}

@@ -43,6 +43,7 @@ type Stores struct {
 	Conversations Conversations
 	Analytics     Analytics
 	Runs          Runs
+	Budgets       Budgets
 	// Schedules keeps the reminders agents set; nil offers no
 	// schedule_reminder.
 	Schedules Schedules
@@ -171,7 +172,7 @@ func (s *Service) Stop() {
 // required.
 func New(cfg Config) (*Service, error) {
 	st := cfg.Stores
-	if st.Agents == nil || st.Conversations == nil || st.Analytics == nil || st.Runs == nil || cfg.Model == nil || cfg.Semaphore == nil {
+	if st.Agents == nil || st.Conversations == nil || st.Analytics == nil || st.Runs == nil || st.Budgets == nil || cfg.Model == nil || cfg.Semaphore == nil {
 		return nil, errors.New("turn: Stores, Model and Semaphore are required")
 	}
 	if cfg.ErrorCooldown <= 0 {
@@ -303,6 +304,8 @@ type Turn struct {
 	// What the prompt recalled, for the context preview.
 	memories []domain.Memory
 	chunks   []domain.KnowledgeChunk
+	// limits are the budgets that hold the run, read once (nil before).
+	limits *domain.BudgetLimits
 }
 
 // Release frees the turn's concurrency slot and ends its run as
@@ -375,6 +378,13 @@ func (s *Service) Accept(ctx context.Context, in Input) (*Turn, error) {
 		return nil, err
 	}
 	t.replyID = s.cfg.Stores.Conversations.NewMessageID(t.start)
+	if err := s.checkBudget(ctx, t); err != nil {
+		var over *domain.BudgetExceededError
+		if errors.As(err, &over) && !in.Source.Requested() {
+			err = s.refuseRun(ctx, t, over)
+		}
+		return nil, err
+	}
 	if in.Slot == SlotRefuseWhenFull {
 		if t.release, err = s.acquireSlot(ctx, t.agent.ID, in.Slot); err != nil {
 			return nil, err

@@ -70,7 +70,7 @@ func newServiceWith(t *testing.T, cfg turn.Config, fields map[string]json.RawMes
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.Stores = turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs()}
+	cfg.Stores = turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics()}
 	cfg.Semaphore, cfg.ErrorCooldown = limit.NewMemorySemaphore(), time.Hour
 	for _, f := range tweak {
 		f(st, &cfg)

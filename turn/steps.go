@@ -21,11 +21,18 @@ type stepLog struct {
 	save   func(ctx context.Context, steps []domain.RunStep) error
 	logger *slog.Logger
 	runID  string
+	// cost prices a provider call: stored with its step, it is what the
+	// run has spent so far for a budget check.
+	cost func(llm.Reply) int64
 }
 
-// newStepLog starts the log of run runID from its stored steps.
-func (s *Service) newStepLog(runID string, stored []domain.RunStep) *stepLog {
-	l := &stepLog{steps: stored, runID: runID, logger: s.cfg.Logger}
+// newStepLog starts the log of t's run from its stored steps.
+func (s *Service) newStepLog(t *Turn) *stepLog {
+	runID := t.runID
+	l := &stepLog{steps: t.Run().Steps, runID: runID, logger: s.cfg.Logger,
+		cost: func(r llm.Reply) int64 {
+			return s.priceOf(t.agent, r.Model).Cost(r.Usage.PromptTokens, r.Usage.CompletionTokens)
+		}}
 	if runID != "" {
 		l.save = func(ctx context.Context, steps []domain.RunStep) error {
 			return s.cfg.Stores.Runs.SaveRunSteps(ctx, runID, steps)
@@ -63,7 +70,8 @@ func (l *stepLog) step(i int) domain.RunStep {
 // can run with) waits for a decision.
 func (l *stepLog) add(ctx context.Context, reply llm.Reply, waits func(name string) bool) int {
 	st := domain.RunStep{Text: reply.Text, InputTokens: reply.Usage.PromptTokens,
-		OutputTokens: reply.Usage.CompletionTokens, TotalTokens: reply.Usage.TotalTokens, Model: reply.Model}
+		OutputTokens: reply.Usage.CompletionTokens, TotalTokens: reply.Usage.TotalTokens, Model: reply.Model,
+		CostMicros: l.cost(reply)}
 	for _, c := range reply.ToolCalls {
 		rec, _, ok := newRecord(c)
 		st.Calls = append(st.Calls, domain.StepCall{ProviderID: c.ID, Arguments: c.Arguments, Record: rec, Waits: ok && waits(c.Name)})

@@ -200,7 +200,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
 		AgentID: t.agent.ID, RunID: t.runID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
-		Platform: platformOf(t.in), ChatID: t.in.ChatID}, content: s.cfg.TraceContent, log: s.newStepLog(t.runID, t.Run().Steps),
+		Platform: platformOf(t.in), ChatID: t.in.ChatID}, content: s.cfg.TraceContent, log: s.newStepLog(t),
 		byName: byName, policy: approvalPolicyOf(t.agent)}, nil
 }
 

@@ -166,6 +166,8 @@ var eventSchemas = map[domain.EventType]string{
 	domain.EventRunCompleted:       "RunEvent",
 	domain.EventRunFailed:          "RunEvent",
 	domain.EventRunCancelled:       "RunEvent",
+	domain.EventBudgetThreshold:    "BudgetEvent",
+	domain.EventBudgetExceeded:     "BudgetEvent",
 	// run.requires_action comes with approvals.
 }
 
@@ -225,8 +227,10 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 			t.Fatal(err)
 		}
 		endRuns(t, st, agent)
+		spendPast(t, st, agent)
 		// created, updated twice, status changed four times, message,
-		// connection, test; then deleted. Deleting the agent drops the
+		// connection, test, runs, a priced message with both budget alerts;
+		// then deleted. Deleting the agent drops the
 		// message events still pending (they quote its messages), so the
 		// delete waits for them to be sent.
 		received := func(want int) func() error {
@@ -237,11 +241,11 @@ func TestEveryEventMatchesTheContract(t *testing.T) {
 				return nil
 			}
 		}
-		testutil.Eventually(t, "the events before the delete", received(13))
+		testutil.Eventually(t, "the events before the delete", received(16))
 		if _, err := st.Agents().DeleteAgent(ctx, acct.ID, agent.ID, domain.AnyVersion); err != nil {
 			t.Fatal(err)
 		}
-		const want = 14
+		const want = 17
 		testutil.Eventually(t, "every event", received(want))
 		seen := map[domain.EventType]int{}
 		for _, r := range rcv.requests() {
@@ -468,6 +472,23 @@ func TestNoRedirectFollowed(t *testing.T) {
 
 // endRuns ends three runs of agent's, one completed, one failed and one
 // cancelled: one of each run event.
+// spendPast stores a priced reply of agent that spends all of a daily
+// budget of USD 0.01, and reports it: budget.threshold and
+// budget.exceeded.
+func spendPast(t *testing.T, st *store.Store, agent domain.Agent) {
+	t.Helper()
+	ctx := context.Background()
+	_, _, err := st.Conversations().SaveExchange(ctx, agent.AccountID, agent.ID, domain.ConversationRef{UserID: "u1", Platform: "api"},
+		domain.Message{UserID: "u1", Text: "spend"}, domain.Message{UserID: "u1", Text: "spent", Model: "gpt-4o-mini", CostMicros: 12_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := domain.SpendQuery{AccountID: agent.AccountID, AgentID: agent.ID, UserID: "u1", Limits: domain.BudgetLimits{AgentDaily: 10_000}}
+	if err := st.Analytics().AlertSpend(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func endRuns(t *testing.T, st *store.Store, agent domain.Agent) {
 	t.Helper()
 	ctx := context.Background()

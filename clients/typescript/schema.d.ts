@@ -1440,7 +1440,7 @@ export interface components {
             details?: components["schemas"]["ErrorDetails"];
         };
         /** @enum {string} */
-        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "SCHEDULE_NOT_FOUND" | "RUN_PENDING" | "APPROVAL_REQUIRED";
+        ErrorCode: "INVALID_REQUEST" | "INVALID_MESSAGE" | "UNAUTHORIZED" | "INSUFFICIENT_PERMISSIONS" | "DELETE_PROTECTED" | "INSUFFICIENT_QUOTA" | "AGENT_NOT_FOUND" | "CONVERSATION_NOT_FOUND" | "WEBHOOK_NOT_FOUND" | "DELIVERY_NOT_FOUND" | "MEMORY_NOT_FOUND" | "KNOWLEDGE_NOT_FOUND" | "MESSAGE_NOT_FOUND" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMIT_EXCEEDED" | "INTERNAL_ERROR" | "MODEL_ERROR" | "AGENT_UNAVAILABLE" | "WEBHOOK_DISABLED" | "PRECONDITION_FAILED" | "IDEMPOTENCY_KEY_IN_USE" | "IDEMPOTENCY_KEY_REUSED" | "STREAM_LOST" | "RUN_NOT_FOUND" | "RUN_FINISHED" | "RUN_NOT_WAITING" | "RUN_ABANDONED" | "CONVERSATION_BUSY" | "SCHEDULE_NOT_FOUND" | "RUN_PENDING" | "APPROVAL_REQUIRED" | "BUDGET_EXCEEDED";
         /** @description Depends on the code; the members used are listed here. */
         ErrorDetails: {
             /** @description Dotted path of the bad field (INVALID_REQUEST and INVALID_MESSAGE). */
@@ -1464,9 +1464,30 @@ export interface components {
             provider?: string;
             /** @description The model the provider does not serve (MODEL_ERROR for an unknown or retired model). */
             model?: string;
+            scope?: components["schemas"]["BudgetScope"];
+            period?: components["schemas"]["BudgetPeriod"];
+            /** @description The budget, USD (BUDGET_EXCEEDED). */
+            limitUsd?: number;
+            /** @description What was spent in the budget's window, USD (BUDGET_EXCEEDED). */
+            spentUsd?: number;
+            /**
+             * Format: date-time
+             * @description When the budget's window ends (BUDGET_EXCEEDED).
+             */
+            resetsAt?: string;
         } & {
             [key: string]: unknown;
         };
+        /**
+         * @description Whose spend a budget holds: the agent's, one user's of the agent (`perUserDaily`), or the account's.
+         * @enum {string}
+         */
+        BudgetScope: "agent" | "user" | "account";
+        /**
+         * @description A budget's window, a UTC calendar day or month.
+         * @enum {string}
+         */
+        BudgetPeriod: "day" | "month";
         /**
          * @description Why DELETE_PROTECTED refused a delete.
          * @enum {string}
@@ -1766,8 +1787,13 @@ export interface components {
          * @description What the agent may spend, USD, each optional: `daily` per UTC day,
          *     `monthly` per UTC month, `perUserDaily` per UTC day for each user
          *     who speaks to it. `GET /agents/{agentId}/spend` shows them against
-         *     what was spent. (This version stores and shows budgets; it does not
-         *     yet refuse runs once one is reached.)
+         *     what was spent. Before each run agentd compares each budget with
+         *     what was spent in its window (finished runs, and what runs still
+         *     going have spent so far); a reached one refuses the run: 402
+         *     BUDGET_EXCEEDED to a request, a `failed` run with that code for a
+         *     platform message (not answered), a schedule or another agent's ask.
+         *     A run that started finishes even past the line. budget.threshold
+         *     and budget.exceeded go out at 80% and 100%, once per window.
          */
         Budget: {
             /** Format: double */
@@ -2913,12 +2939,12 @@ export interface components {
          * @description The kinds of event a webhook receives; each one's body is listed under x-webhooks.
          * @enum {string}
          */
-        WebhookEventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action";
+        WebhookEventType: "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action" | "budget.threshold" | "budget.exceeded";
         /**
          * @description An event type a webhook subscribes to, or `*` for all of them.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action";
+        WebhookEventSelector: "*" | "agent.created" | "agent.updated" | "agent.deleted" | "agent.status_changed" | "message.completed" | "connection.changed" | "webhook.test" | "run.completed" | "run.failed" | "run.cancelled" | "run.requires_action" | "budget.threshold" | "budget.exceeded";
         WebhookEventList: components["schemas"]["WebhookEventSelector"][];
         /**
          * @description An http or https URL. At each attempt the address it resolves to must not be loopback, private, link-local, multicast or unspecified (unless the server runs with AGENTD_WEBHOOK_ALLOW_PRIVATE=true).
@@ -3086,6 +3112,35 @@ export interface components {
                 run: components["schemas"]["Run"];
             };
         };
+        /**
+         * @description A finished run's cost took a budget's spend past 80% of it
+         *     (budget.threshold, `percent` 80) or to it (budget.exceeded,
+         *     `percent` 100). Each goes out once per budget and window, whatever
+         *     the number of replicas; a run that passes both sends both.
+         */
+        BudgetEvent: {
+            type: components["schemas"]["WebhookEventType"];
+            timestamp: components["schemas"]["Timestamp"];
+            data: {
+                scope: components["schemas"]["BudgetScope"];
+                /** @description The agent whose budget it is (scopes agent and user). */
+                agentId?: string;
+                /** @description The user whose daily budget on the agent it is (scope user). */
+                userId?: string;
+                period: components["schemas"]["BudgetPeriod"];
+                /** @description The budget, USD. */
+                limitUsd: number;
+                /** @description What was spent in the window when the alert went out, USD. */
+                spentUsd: number;
+                percent: components["schemas"]["BudgetAlertPercent"];
+                resetsAt: components["schemas"]["Timestamp"];
+            };
+        };
+        /**
+         * @description The share of the budget passed, 80 for budget.threshold and 100 for budget.exceeded.
+         * @enum {integer}
+         */
+        BudgetAlertPercent: 80 | 100;
         MessageCompletedEvent: {
             type: components["schemas"]["WebhookEventType"];
             timestamp: components["schemas"]["Timestamp"];
@@ -3674,9 +3729,9 @@ export interface components {
             param: string | null;
         };
         /** @enum {string} */
-        OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error";
+        OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error" | "insufficient_quota";
         /** @enum {string} */
-        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending";
+        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending" | "budget_exceeded";
     };
     responses: {
         /**
@@ -4269,6 +4324,37 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description BUDGET_EXCEEDED: a budget that holds the run is spent (the agent's daily or monthly one, the speaker's daily one on this agent, or the account's monthly one), as of this request; no run was made. `details` names the budget, its limit, what was spent in its window (finished runs and what runs still going have spent so far) and when the window resets (UTC midnight, or the first of the next month). */
+        BudgetExceeded: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "BUDGET_EXCEEDED",
+                 *         "message": "The agent's daily budget of $5.00 is spent ($5.012300); it resets at 2026-11-29T00:00:00Z.",
+                 *         "details": {
+                 *           "scope": "agent",
+                 *           "period": "day",
+                 *           "limitUsd": 5,
+                 *           "spentUsd": 5.0123,
+                 *           "resetsAt": "2026-11-29T00:00:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description MODEL_ERROR, the model provider refused this request (unknown or retired model, refused content, bad parameters). For a model the provider does not serve, `details.model` names it and `details.reason` is the provider's reason; the agent stays `active`. */
         ModelError: {
             headers: {
@@ -4516,6 +4602,31 @@ export interface components {
                  *         "message": "Internal error (request id 3f2a9c).",
                  *         "type": "server_error",
                  *         "code": "internal_error",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
+        /** @description `insufficient_quota` / `budget_exceeded`: a budget that holds the agent's runs is spent; the message names it and when it resets. No run was made. */
+        OpenAIBudgetExceeded: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "The agent's daily budget of $5.00 is spent ($5.012300); it resets at 2026-11-29T00:00:00Z.",
+                 *         "type": "insufficient_quota",
+                 *         "code": "budget_exceeded",
                  *         "param": null
                  *       }
                  *     }
@@ -5244,6 +5355,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidMessage"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["BudgetExceeded"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["MessageConflict"];
@@ -5305,6 +5417,7 @@ export interface operations {
             };
             400: components["responses"]["InvalidMessage"];
             401: components["responses"]["Unauthorized"];
+            402: components["responses"]["BudgetExceeded"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["MessageConflict"];
@@ -8041,6 +8154,7 @@ export interface operations {
             };
             400: components["responses"]["OpenAIBadRequest"];
             401: components["responses"]["OpenAIUnauthorized"];
+            402: components["responses"]["OpenAIBudgetExceeded"];
             403: components["responses"]["OpenAIForbidden"];
             404: components["responses"]["OpenAIModelNotFound"];
             409: components["responses"]["OpenAIConversationBusy"];

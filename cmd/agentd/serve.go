@@ -234,7 +234,7 @@ func serverStores(st *store.Store) server.Stores {
 }
 
 func turnStores(st *store.Store) turn.Stores {
-	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs(),
+	return turn.Stores{Agents: st.Agents(), Conversations: st.Conversations(), Analytics: st.Analytics(), Runs: st.Runs(), Budgets: st.Analytics(),
 		Schedules: st.Schedules()}
 }
 

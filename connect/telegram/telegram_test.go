@@ -485,6 +485,26 @@ func TestMessageCutShortAtStopIsAnsweredAfterRestart(t *testing.T) {
 
 // allowedUsers keeps strangers out of private chats, and userRateLimit
 // answers nothing past its count a minute; each refusal is counted.
+// A message whose run a spent budget refused gets no answer and is
+// counted dropped with reason budget.
+func TestSpentBudgetDropsTheMessage(t *testing.T) {
+	f := newFixture(t)
+	reg := prometheus.NewRegistry()
+	f.Config.Registerer = reg
+	f.Turner.Err = &domain.BudgetExceededError{Budget: domain.BudgetState{Scope: domain.ScopeAgent, Period: domain.PeriodDay,
+		LimitMicros: 1_000_000, SpentMicros: 1_000_500}}
+	a := f.Agent(withToken(nil))
+	f.Start()
+	f.WaitConnected(a)
+	f.tg.Queue(token, private("hello"))
+	testutil.Eventually(t, "the message dropped", func() error {
+		return testutil.Equal("dropped for budget", connecttest.Dropped(t, reg, "telegram", connect.DropBudget), 1)
+	})
+	if sent := f.tg.Sent(token); len(sent) != 0 {
+		t.Fatalf("sent %+v; want nothing", sent)
+	}
+}
+
 func TestWhoMayTalkAndHowOften(t *testing.T) {
 	f := newFixture(t)
 	reg := prometheus.NewRegistry()

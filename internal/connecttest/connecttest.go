@@ -211,13 +211,15 @@ func (f *Fixture) Changes() func() []string {
 
 // EchoTurner answers a message with "re: <text>", or with Text when set,
 // and a post request (X's scheduled posts) with "post <n>: lovely tea".
-// When Block is set, each turn first waits for it to be closed. Set its
-// fields before the supervisor starts. No run of it waits for decisions,
+// When Block is set, each turn first waits for it to be closed; when Err
+// is set, each turn fails with it. Set its fields before the supervisor
+// starts. No run of it waits for decisions,
 // so nothing calls the methods of deciding (the embedded nil Turner).
 type EchoTurner struct {
 	connect.Turner
 	Text  string
 	Block chan struct{}
+	Err   error
 
 	mu    sync.Mutex
 	reqs  []turn.Input
@@ -237,6 +239,8 @@ func (e *EchoTurner) Reply(ctx context.Context, in turn.Input) (turn.Result, err
 	defer e.mu.Unlock()
 	e.reqs = append(e.reqs, in)
 	switch {
+	case e.Err != nil:
+		return turn.Result{}, e.Err
 	case in.Shape.Post:
 		e.posts++
 		return turn.Result{Text: fmt.Sprintf("post %d: lovely tea", e.posts)}, nil
