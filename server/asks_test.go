@@ -227,6 +227,19 @@ func TestAskRemoteAgent(t *testing.T) {
 	if remote["headers"].(map[string]any)["Authorization"] != domain.SecretMask {
 		t.Errorf("remote headers shown as %v", remote["headers"])
 	}
+	// Sent back masked, the stored header is kept: the next ask still
+	// passes the peer's key check.
+	if res := h.do(request{method: "PATCH", path: "/v1/agents/" + a, key: h.writeKey, body: map[string]any{"settings": got["settings"]}}); res.Code != http.StatusOK {
+		t.Fatalf("patch with the mask: %d %s", res.Code, res.Body)
+	}
+	peer.openai.Enqueue(llmtest.Reply{Text: "Still 42."})
+	h.openai.Enqueue(askCall("billing", "Again?"), llmtest.Reply{Text: "Still 42."})
+	if res := h.send(a, map[string]any{"text": "Again?", "userId": "ann"}); res.Code != http.StatusOK {
+		t.Fatalf("send after the patch: %d %s", res.Code, res.Body)
+	}
+	if last := h.openai.Last(t); !sentTo(last, `\"response\":\"Still 42.\"`) {
+		t.Errorf("the ask after a masked patch did not reach the peer: %s", last.Raw)
+	}
 
 	res = h.do(request{method: "PATCH", path: "/v1/agents/" + a, key: h.writeKey, body: map[string]any{"settings": map[string]any{
 		"agents": map[string]any{"remote": map[string]any{"billing": map[string]any{"url": "ftp://example.com/card"}}}}}})

@@ -59,15 +59,14 @@ func (s *Service) askerOf(ctx context.Context, a domain.Agent, secrets domain.Se
 			k.allowed = append(k.allowed, b)
 		}
 	}
-	for name, r := range set.Remote {
-		if s.cfg.Remotes == nil {
-			break
+	if s.cfg.Remotes != nil {
+		for name, r := range set.Remote {
+			headers := make(map[string]string, len(r.Headers))
+			for h := range r.Headers {
+				headers[h] = secrets.String(domain.RemoteHeaderSecretName(name, h))
+			}
+			k.remotes[name] = RemoteAgent{Name: name, URL: r.URL, Headers: headers}
 		}
-		headers := make(map[string]string, len(r.Headers))
-		for h := range r.Headers {
-			headers[h] = secrets.String(domain.RemoteHeaderSecretName(name, h))
-		}
-		k.remotes[name] = RemoteAgent{Name: name, URL: r.URL, Headers: headers}
 	}
 	if len(k.allowed) == 0 && len(k.remotes) == 0 {
 		return nil
