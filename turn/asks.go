@@ -151,7 +151,8 @@ func (k *asker) find(name string) (domain.Agent, string) {
 // askLocal makes a run of target answering message, in the room of the
 // asking conversation, and waits for it through its approvals, up to
 // Config.AskWait; the asking run stays running meanwhile. When the asking
-// run stops first, so does the asked one; past the wait it goes on.
+// run is stopped first, so is the asked one; past the wait, or when the
+// asking run is handed over to another process, it goes on.
 func (k *asker) askLocal(ctx context.Context, c tools.Call, target domain.Agent, message string) tools.Result {
 	s := k.svc
 	t, err := s.Accept(ctx, Input{AccountID: k.accountID, AgentID: target.ID, Text: message, UserID: c.Turn.AgentID,
@@ -167,7 +168,11 @@ func (k *asker) askLocal(ctx context.Context, c tools.Call, target domain.Agent,
 	cancel()
 	switch {
 	case ctx.Err() != nil:
-		_, _ = s.Cancel(context.WithoutCancel(ctx), k.accountID, target.ID, runID) // it may have ended meanwhile
+		// A run handed over to another process leaves its ask to go on
+		// there too; a stopped one stops it (it may have ended meanwhile).
+		if !errors.Is(context.Cause(ctx), ErrHandedOver) {
+			_, _ = s.Cancel(context.WithoutCancel(ctx), k.accountID, target.ID, runID)
+		}
 		return askFailure("the asking run stopped", runID)
 	case err != nil:
 		return askFailure("the asked run could not be read", runID)
