@@ -312,3 +312,34 @@ func TestAskWithinTheAskedAgentsBudget(t *testing.T) {
 		t.Errorf("Billing's runs = %v, want the refused one failed, asked by %s", runs, a)
 	}
 }
+
+// TestAskStopsWithTheAskingRun: cancelling the asking run cancels the run
+// it is waiting for.
+func TestAskStopsWithTheAskingRun(t *testing.T) {
+	h := newHarness(t)
+	b := h.createAgent(pricedAgent("Slow", nil))
+	a := h.createAgent(pricedAgent("Asker", allowing(b)))
+	h.openai.Enqueue(askCall("Slow", "take your time"), llmtest.Reply{Hang: true})
+	res := h.send(a, map[string]any{"text": "go", "userId": "u1", "background": true})
+	if res.Code != http.StatusAccepted {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	runID := res.Data(t)["id"].(string)
+	var child map[string]any
+	deadline := time.Now().Add(10 * time.Second)
+	for child == nil && time.Now().Before(deadline) {
+		if runs := h.items(h.get("/v1/agents/" + b + "/runs?status=running")); len(runs) == 1 {
+			child = runs[0]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if child == nil {
+		t.Fatal("the asked run never ran")
+	}
+	if res := h.do(request{method: "POST", path: "/v1/agents/" + a + "/runs/" + runID + "/cancel", key: h.writeKey}); res.Code != http.StatusOK {
+		t.Fatalf("cancel: %d %s", res.Code, res.Body)
+	}
+	if run := h.run(b, child["id"].(string), 10); run["status"] != "cancelled" {
+		t.Errorf("the asked run is %v after its asker was cancelled", run["status"])
+	}
+}
