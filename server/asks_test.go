@@ -188,6 +188,16 @@ func servedHarness(t *testing.T) (*harness, string) {
 	return h, base
 }
 
+// eventually reports whether ok holds within 10 seconds.
+func eventually(ok func() bool) bool {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if ok() {
+			return true
+		}
+	}
+	return false
+}
+
 // withRemotes gives a harness's turns the A2A client, loopback allowed.
 func withRemotes(c *harnessConfig) { c.Turn.Remotes = a2a.NewClient(5*time.Second, true) }
 
@@ -241,6 +251,24 @@ func TestAskRemoteAgent(t *testing.T) {
 		t.Errorf("the ask after a masked patch did not reach the peer: %s", last.Raw)
 	}
 
+	// An ask going on shows as running.
+	peer.openai.Enqueue(llmtest.Reply{Text: "Slowly, 42.", Delay: 2 * time.Second})
+	h.openai.Enqueue(askCall("billing", "Slowly?"), llmtest.Reply{Text: "42."})
+	res = h.send(a, map[string]any{"text": "Slowly?", "userId": "ann", "background": true})
+	if res.Code != http.StatusAccepted {
+		t.Fatalf("background send: %d %s", res.Code, res.Body)
+	}
+	slow := res.Data(t)["id"].(string)
+	if !eventually(func() bool {
+		children, _ := h.run(a, slow, 0)["children"].([]any)
+		return len(children) == 1 && children[0].(map[string]any)["status"] == "running"
+	}) {
+		t.Errorf("the remote ask going on is not shown running: %v", h.run(a, slow, 0)["children"])
+	}
+	if run := h.run(a, slow, 10); run["status"] != "completed" || run["children"].([]any)[0].(map[string]any)["status"] != "completed" {
+		t.Errorf("after the remote answered: %v", run)
+	}
+
 	res = h.do(request{method: "PATCH", path: "/v1/agents/" + a, key: h.writeKey, body: map[string]any{"settings": map[string]any{
 		"agents": map[string]any{"remote": map[string]any{"billing": map[string]any{"url": "ftp://example.com/card"}}}}}})
 	if res.Code != http.StatusBadRequest || res.Details(t)["field"] != "settings.agents.remote.billing.url" {
@@ -263,14 +291,13 @@ func TestAskWaitsThroughTheChildsApproval(t *testing.T) {
 	}
 	runID := res.Data(t)["id"].(string)
 	var waiting map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for waiting == nil && time.Now().Before(deadline) {
-		if runs := h.items(h.get("/v1/agents/" + b + "/runs?status=requires_action")); len(runs) == 1 {
+	if !eventually(func() bool {
+		runs := h.items(h.get("/v1/agents/" + b + "/runs?status=requires_action"))
+		if len(runs) == 1 {
 			waiting = runs[0]
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if waiting == nil {
+		return waiting != nil
+	}) {
 		t.Fatal("the asked run never waited for its approval")
 	}
 	if run := h.run(a, runID, 0); run["status"] != "running" {
@@ -326,14 +353,13 @@ func TestAskStopsWithTheAskingRun(t *testing.T) {
 	}
 	runID := res.Data(t)["id"].(string)
 	var child map[string]any
-	deadline := time.Now().Add(10 * time.Second)
-	for child == nil && time.Now().Before(deadline) {
-		if runs := h.items(h.get("/v1/agents/" + b + "/runs?status=running")); len(runs) == 1 {
+	if !eventually(func() bool {
+		runs := h.items(h.get("/v1/agents/" + b + "/runs?status=running"))
+		if len(runs) == 1 {
 			child = runs[0]
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if child == nil {
+		return child != nil
+	}) {
 		t.Fatal("the asked run never ran")
 	}
 	if res := h.do(request{method: "POST", path: "/v1/agents/" + a + "/runs/" + runID + "/cancel", key: h.writeKey}); res.Code != http.StatusOK {

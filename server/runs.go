@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/price"
@@ -78,8 +79,8 @@ func (s *Server) GetRun(ctx context.Context, req gen.GetRunRequestObject) (gen.G
 	return gen.GetRun200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: out}}, nil
 }
 
-// runChildren are the asks run made: its local child runs, then the
-// remote asks its finished tool calls record.
+// runChildren are the asks run made: its local child runs, then its
+// remote asks.
 func (s *Server) runChildren(ctx context.Context, run domain.Run) (*[]gen.RunChild, error) {
 	runs, err := s.cfg.Store.Runs.ChildRuns(ctx, run.AccountID, run.ID)
 	if err != nil {
@@ -91,7 +92,15 @@ func (s *Server) runChildren(ctx context.Context, run domain.Run) (*[]gen.RunChi
 			Agent: nullable.NewNullNullable[string](), Status: gen.RunStatus(c.Status),
 			CostUsd: nullable.NewNullableWithValue(price.USD(c.CostMicros))})
 	}
-	for _, r := range turn.RemoteAsks(run) {
+	var remotes map[string]agent.RemoteSettings
+	if !run.Status.Final() { // an ask going on is known by the remote it names
+		a, err := s.cfg.Store.Agents.GetAgent(ctx, run.AccountID, run.AgentID)
+		if err != nil {
+			return nil, err
+		}
+		remotes = agent.Document(a.Fields).Asks().Remote
+	}
+	for _, r := range turn.RemoteAsks(run, remotes) {
 		out = append(out, gen.RunChild{Id: nullable.NewNullNullable[string](), AgentId: nullable.NewNullNullable[string](),
 			Agent: nullString(r.Agent), Status: gen.RunStatus(r.Status), CostUsd: nullable.NewNullNullable[float64]()})
 	}

@@ -245,27 +245,43 @@ type RemoteAsk struct {
 	Status domain.RunStatus
 }
 
-// RemoteAsks are the finished asks of remote agents among run's tool
-// calls, in call order: their results name the remote and no run.
-func RemoteAsks(run domain.Run) []RemoteAsk {
+// RemoteAsks are the asks of remote agents among run's tool calls, in
+// call order: a finished one by its result, which names the remote and no
+// run; one still going on (its run not ended) by its arguments, when they
+// name one of remotes, the names of the agent's settings.agents.remote.
+func RemoteAsks(run domain.Run, remotes map[string]agent.RemoteSettings) []RemoteAsk {
 	var out []RemoteAsk
 	for _, step := range run.Steps {
 		for _, c := range step.Calls {
-			var res struct {
-				Agent string  `json:"agent"`
-				RunID *string `json:"runId"`
-				Error *string `json:"error"`
-			}
-			if c.Record.Name != askToolName || !c.Done || json.Unmarshal([]byte(c.Result), &res) != nil ||
-				res.Agent == "" || res.RunID != nil {
+			if c.Record.Name != askToolName {
 				continue
 			}
-			status := domain.RunCompleted
-			if res.Error != nil {
-				status = domain.RunFailed
+			if ask, ok := remoteAskOf(c, run.Status, remotes); ok {
+				out = append(out, ask)
 			}
-			out = append(out, RemoteAsk{Agent: res.Agent, Status: status})
 		}
 	}
 	return out
+}
+
+// remoteAskOf is call c of ask_agent as a remote ask, if it is one.
+func remoteAskOf(c domain.StepCall, runStatus domain.RunStatus, remotes map[string]agent.RemoteSettings) (RemoteAsk, bool) {
+	if !c.Done {
+		var args struct{ Agent string }
+		_ = json.Unmarshal(c.Record.Arguments, &args)
+		_, named := remotes[strings.TrimSpace(args.Agent)]
+		return RemoteAsk{Agent: strings.TrimSpace(args.Agent), Status: domain.RunRunning}, named && !runStatus.Final()
+	}
+	var res struct {
+		Agent string  `json:"agent"`
+		RunID *string `json:"runId"`
+		Error *string `json:"error"`
+	}
+	if json.Unmarshal([]byte(c.Result), &res) != nil || res.Agent == "" || res.RunID != nil {
+		return RemoteAsk{}, false
+	}
+	if res.Error != nil {
+		return RemoteAsk{Agent: res.Agent, Status: domain.RunFailed}, true
+	}
+	return RemoteAsk{Agent: res.Agent, Status: domain.RunCompleted}, true
 }

@@ -2599,7 +2599,7 @@ export interface components {
             error: components["schemas"]["RunError"] | null;
             /** @description The run of the agent that asked this one. */
             parentRunId: string | null;
-            /** @description Get Run only: the asks the run made with `ask_agent`, oldest first (a remote ask once it ended). */
+            /** @description Get Run only: the asks the run made with `ask_agent`: its local child runs oldest first, then its remote asks in call order. */
             children?: components["schemas"]["RunChild"][];
             /** @description The schedule that made the run. */
             scheduleId: string | null;
