@@ -133,7 +133,7 @@ func TestAskBounds(t *testing.T) {
 
 // TestAskNotAllowed: an agent outside settings.agents.allow cannot be
 // asked, another account's agent cannot be allowed (400 naming the entry)
-// nor asked by its id.
+// nor asked by its id, and a name two allowed agents share is ambiguous.
 func TestAskNotAllowed(t *testing.T) {
 	h := newHarness(t)
 	b := h.createAgent(pricedAgent("B", nil))
@@ -170,6 +170,18 @@ func TestAskNotAllowed(t *testing.T) {
 	}
 	if runs := h.items(h.get("/v1/agents/" + c + "/runs")); len(runs) != 0 {
 		t.Errorf("C has %d runs, want none", len(runs))
+	}
+
+	// A name two allowed agents share is ambiguous; their ids are not.
+	twin := h.createAgent(pricedAgent("B", nil))
+	both := h.createAgent(pricedAgent("Both", allowing(b, twin)))
+	before := h.openai.Count()
+	h.openai.Enqueue(askCall("b", "q"), llmtest.Reply{Text: "Which B?"})
+	if res := h.send(both, map[string]any{"text": "go", "userId": "u"}); res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if reqs := h.openai.Requests(); len(reqs) != before+2 || !sentTo(reqs[before+1], `{\"error\":\"ambiguous\"}`) {
+		t.Errorf("ask of a shared name was not ambiguous: %s", reqs[len(reqs)-1].Raw)
 	}
 }
 
