@@ -60,13 +60,13 @@ type cachedEndpoint struct {
 
 // Ask sends text to r and returns the text of the reply's artifacts (or
 // of the reply message); its errors say why in the asking model's terms.
-func (c *Client) Ask(ctx context.Context, r turn.RemoteAgent, text string) (string, error) {
+func (c *Client) Ask(ctx context.Context, r turn.RemoteAgent, text string, depth int) (string, error) {
 	ep, err := c.endpoint(ctx, r)
 	if err != nil {
 		return "", err
 	}
 	var raw json.RawMessage
-	if err := c.rpc(ctx, r, ep, ep.v.send, ep.v.sendParams(text), &raw); err != nil {
+	if err := c.rpc(ctx, r, ep, ep.v.send, ep.v.sendParams(text, askMetadata(depth)), &raw); err != nil {
 		return "", err
 	}
 	for {
@@ -211,20 +211,21 @@ type remoteReply struct {
 // clientVersion is how the client speaks one version of the protocol.
 type clientVersion struct {
 	version, send, get string
-	sendParams         func(text string) any
+	sendParams         func(text string, metadata json.RawMessage) any
 	parse              func(raw json.RawMessage) (remoteReply, error)
 }
 
 var (
 	v1Client = clientVersion{version: version10, send: "SendMessage", get: "GetTask",
-		sendParams: func(text string) any {
-			return sendParams{Message: &Message{MessageID: newID("msg_"), Role: RoleUser, Parts: []Part{textPart(text)}}}
+		sendParams: func(text string, metadata json.RawMessage) any {
+			return sendParams{Message: &Message{MessageID: newID("msg_"), Role: RoleUser, Parts: []Part{textPart(text)},
+				Metadata: metadata}}
 		},
 		parse: parseV1}
 	v03Client = clientVersion{version: version03, send: "message/send", get: "tasks/get",
-		sendParams: func(text string) any {
+		sendParams: func(text string, metadata json.RawMessage) any {
 			return legacySendParams{Message: &legacyMessage{Kind: "message", MessageID: newID("msg_"), Role: "user",
-				Parts: []legacyPart{legacyText(text)}}}
+				Parts: []legacyPart{legacyText(text)}, Metadata: metadata}}
 		},
 		parse: parseV03}
 )
@@ -295,4 +296,26 @@ func texts[P any](parts []P, text func(P) *string) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// AskDepthKey is the member of a message's metadata that tells another
+// agentd how many runs of a chain of asks led to it, so the chain's bound
+// (turn.MaxAskDepth) holds across servers; other agents ignore it.
+const AskDepthKey = "agentdAskDepth"
+
+// askMetadata is the metadata of an ask sent depth runs down a chain.
+func askMetadata(depth int) json.RawMessage {
+	raw, _ := json.Marshal(map[string]int{AskDepthKey: depth}) // a map of ints
+	return raw
+}
+
+// askDepthOf is the depth a message's metadata tells, 0 for none; a
+// figure past turn.MaxAskDepth counts as that.
+func askDepthOf(metadata json.RawMessage) int {
+	var m map[string]json.RawMessage
+	var depth int
+	if json.Unmarshal(metadata, &m) != nil || json.Unmarshal(m[AskDepthKey], &depth) != nil {
+		return 0
+	}
+	return min(max(depth, 0), turn.MaxAskDepth)
 }

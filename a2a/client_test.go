@@ -66,7 +66,7 @@ func TestClientSpeaks03WhenTheCardSaysSo(t *testing.T) {
 		"tasks/get": {`{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},` +
 			`"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"pong"}]}]}`},
 	})
-	got, err := NewClient(5*time.Second, true).Ask(context.Background(), f.remote(), "ping")
+	got, err := NewClient(5*time.Second, true).Ask(context.Background(), f.remote(), "ping", 1)
 	if err != nil || got != "pong" {
 		t.Fatalf("Ask = %q, %v", got, err)
 	}
@@ -88,10 +88,10 @@ func TestClientReads1_0Answers(t *testing.T) {
 		`{"task":{"id":"t","contextId":"c","status":{"state":"TASK_STATE_FAILED","message":{"messageId":"m","role":"ROLE_AGENT","parts":[{"text":"no provider"}]}}}}`,
 	}})
 	c := NewClient(5*time.Second, true)
-	if got, err := c.Ask(context.Background(), f.remote(), "hi"); err != nil || got != "hello" {
+	if got, err := c.Ask(context.Background(), f.remote(), "hi", 1); err != nil || got != "hello" {
 		t.Fatalf("Ask = %q, %v", got, err)
 	}
-	if _, err := c.Ask(context.Background(), f.remote(), "hi"); err == nil || !strings.Contains(err.Error(), "failed: no provider") {
+	if _, err := c.Ask(context.Background(), f.remote(), "hi", 1); err == nil || !strings.Contains(err.Error(), "failed: no provider") {
 		t.Errorf("failed task: %v", err)
 	}
 	if seen := strings.Join(f.seen, ", "); strings.Count(seen, "card") != 1 || !strings.Contains(seen, "SendMessage (1.0)") {
@@ -103,7 +103,7 @@ func TestClientReads1_0Answers(t *testing.T) {
 // loopback address is refused when dialled, saying so.
 func TestClientKeepsToTheAddressGuard(t *testing.T) {
 	f := newRemoteFake(t, func(string) any { return map[string]any{} }, nil)
-	_, err := NewClient(5*time.Second, false).Ask(context.Background(), f.remote(), "hi")
+	_, err := NewClient(5*time.Second, false).Ask(context.Background(), f.remote(), "hi", 1)
 	if err == nil || !strings.Contains(err.Error(), "address is not allowed") {
 		t.Fatalf("Ask of a loopback remote: %v", err)
 	}

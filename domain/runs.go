@@ -175,6 +175,10 @@ type RunInput struct {
 	MaxChars int  `json:"maxChars,omitempty"`
 	// Given is the conversation as the caller sent it, when it sent one.
 	Given []GivenMessage `json:"given,omitempty"`
+	// AskDepth is how many runs of a chain of asks on other servers led to
+	// the message (an A2A message's metadata agentdAskDepth): they count
+	// toward the chain's bound.
+	AskDepth int `json:"askDepth,omitempty"`
 }
 
 // GivenMessage is one message of a conversation a caller sent along.

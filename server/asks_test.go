@@ -381,3 +381,31 @@ func TestAskStopsWithTheAskingRun(t *testing.T) {
 		t.Errorf("the asked run is %v after its asker was cancelled", run["status"])
 	}
 }
+
+// TestAskDepthAcrossServers: a chain that goes through another agentd
+// keeps its bound there: A asks the peer's R, R asks S, and S's ask of T
+// is refused as too deep (the message carried the depth in its metadata).
+func TestAskDepthAcrossServers(t *testing.T) {
+	peer, base := servedHarness(t)
+	tt := peer.createAgent(pricedAgent("T", nil))
+	s := peer.createAgent(pricedAgent("S", allowing(tt)))
+	r := peer.createAgent(pricedAgent("R", allowing(s)))
+	h := newHarness(t, withRemotes)
+	a := h.createAgent(pricedAgent("A", map[string]any{"agents": map[string]any{"remote": map[string]any{
+		"r": map[string]any{"url": base + "/v1/agents/" + r + "/a2a/.well-known/agent-card.json",
+			"headers": map[string]any{"Authorization": "Bearer " + peer.writeKey}}}}}))
+	h.openai.Enqueue(askCall("r", "q"), llmtest.Reply{Text: "A done."})
+	peer.openai.Enqueue(askCall("S", "q"), askCall("T", "q"), llmtest.Reply{Text: "S done."}, llmtest.Reply{Text: "R done."})
+	if res := h.send(a, map[string]any{"text": "go", "userId": "u"}); res.Code != http.StatusOK {
+		t.Fatalf("send: %d %s", res.Code, res.Body)
+	}
+	if reqs := peer.openai.Requests(); len(reqs) != 4 || !sentTo(reqs[2], "too deep") {
+		t.Errorf("S's ask of T was not refused as too deep: %d requests", len(reqs))
+	}
+	if runs := peer.items(peer.get("/v1/agents/" + tt + "/runs")); len(runs) != 0 {
+		t.Errorf("T has %d runs, want none", len(runs))
+	}
+	if last := h.openai.Last(t); !sentTo(last, "R done.") {
+		t.Errorf("R's reply did not reach A: %s", last.Raw)
+	}
+}

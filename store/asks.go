@@ -2,21 +2,24 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/agentd/agentd/domain"
 )
 
 // AskChain is the agents of the chain of asks that led to run id: the
 // run's agent first, then the agent of each run that asked it
-// (parent_run_id), up to maxAskChain of them. A run nobody asked is a
-// chain of one.
-func (s Runs) AskChain(ctx context.Context, id string) ([]string, error) {
+// (parent_run_id), up to maxAskChain of them; and the runs on other
+// servers that led to the first of them (its input's askDepth). A run
+// nobody asked is a chain of one.
+func (s Runs) AskChain(ctx context.Context, id string) ([]string, int, error) {
 	db := s.read(ctx)
 	var chain []string
+	var row struct{ AgentID, ParentRunID, Input string }
 	for range maxAskChain {
-		var row struct{ AgentID, ParentRunID string }
-		if err := db.Raw(`SELECT agent_id, parent_run_id FROM runs WHERE id = ?`, id).Scan(&row).Error; err != nil {
-			return nil, wrap("ask chain", err)
+		row.AgentID, row.ParentRunID, row.Input = "", "", ""
+		if err := db.Raw(`SELECT agent_id, parent_run_id, input FROM runs WHERE id = ?`, id).Scan(&row).Error; err != nil {
+			return nil, 0, wrap("ask chain", err)
 		}
 		if row.AgentID == "" { // no such run: the chain ends
 			break
@@ -27,7 +30,9 @@ func (s Runs) AskChain(ctx context.Context, id string) ([]string, error) {
 		}
 		id = row.ParentRunID
 	}
-	return chain, nil
+	var first domain.RunInput
+	_ = json.Unmarshal([]byte(row.Input), &first) // written by fromRun; "" for none
+	return chain, first.AskDepth, nil
 }
 
 // ChildRuns are the runs run id of the account asked (their parent_run_id

@@ -28,9 +28,10 @@ const DefaultAskWait = 2 * time.Minute
 
 // Remotes asks remote A2A agents; *a2a.Client implements it.
 type Remotes interface {
-	// Ask sends text to r and returns the text of its reply; the error's
-	// text is the reason the asking model sees.
-	Ask(ctx context.Context, r RemoteAgent, text string) (string, error)
+	// Ask sends text to r, telling it the runs of the chain of asks so far
+	// (depth), and returns the text of its reply; the error's text is the
+	// reason the asking model sees.
+	Ask(ctx context.Context, r RemoteAgent, text string, depth int) (string, error)
 }
 
 // RemoteAgent is one of settings.agents.remote, its headers opened.
@@ -113,16 +114,17 @@ func (k *asker) call(ctx context.Context, c tools.Call) tools.Result {
 			return tools.Failure(reason)
 		}
 	}
-	chain, err := k.svc.cfg.Stores.Runs.AskChain(ctx, c.Turn.RunID)
+	chain, elsewhere, err := k.svc.cfg.Stores.Runs.AskChain(ctx, c.Turn.RunID)
+	depth := len(chain) + elsewhere
 	switch {
 	case err != nil:
 		return tools.Failure("the agent could not be asked")
 	case !isRemote && slices.Contains(chain, target.ID):
 		return tools.Failure("loop")
-	case len(chain) >= MaxAskDepth:
+	case depth >= MaxAskDepth:
 		return tools.Failure("too deep")
 	case isRemote:
-		return k.askRemote(ctx, remote, args.Message)
+		return k.askRemote(ctx, remote, args.Message, depth)
 	}
 	return k.askLocal(ctx, c, target, args.Message)
 }
@@ -194,11 +196,13 @@ func askRoom(c tools.Call) string {
 	return "agent:" + c.ID
 }
 
-// askRemote asks remote r, within Config.AskWait.
-func (k *asker) askRemote(ctx context.Context, r RemoteAgent, message string) tools.Result {
+// askRemote asks remote r, within Config.AskWait, telling it the runs of
+// the chain so far (depth), so a chain through other agentd servers keeps
+// its bound.
+func (k *asker) askRemote(ctx context.Context, r RemoteAgent, message string, depth int) tools.Result {
 	ctx, cancel := context.WithTimeout(ctx, k.svc.cfg.AskWait)
 	defer cancel()
-	text, err := k.svc.cfg.Remotes.Ask(ctx, r, message)
+	text, err := k.svc.cfg.Remotes.Ask(ctx, r, message, depth)
 	if err != nil {
 		raw, _ := json.Marshal(map[string]string{"error": err.Error(), "agent": r.Name})
 		return tools.Result{Text: string(raw)}

@@ -52,8 +52,9 @@ type Runs interface {
 	// to resume at once.
 	ReleaseRun(ctx context.Context, id string) error
 	// AskChain is the agents of the chain of asks that led to run id,
-	// its own first.
-	AskChain(ctx context.Context, id string) ([]string, error)
+	// its own first, and the runs on other servers that led to the first
+	// (its RunInput.AskDepth).
+	AskChain(ctx context.Context, id string) ([]string, int, error)
 	decisions
 }
 

@@ -225,8 +225,10 @@ type Input struct {
 	// Strategy is what the message does when its conversation has an
 	// active run; "" for the agent's setting (else enqueue).
 	Strategy domain.Strategy
-	// ParentRunID, on an ask_agent's message, is the asking run.
+	// ParentRunID, on an ask_agent's message, is the asking run; AskDepth,
+	// on a message another server's ask sent, the runs of that chain so far.
 	ParentRunID string
+	AskDepth    int
 	// ScheduleID and ScheduleDue, on a schedule's message, are the
 	// schedule and the due time it fires: Accept makes the run only when
 	// it claims that due time (else domain.ErrScheduleTaken).
