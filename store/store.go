@@ -54,6 +54,7 @@ type core struct {
 	getDoc      *sql.Stmt   // GetAgentDocument's read, prepared on r
 	starts      *pageStarts // where ListAgents' pages start
 	runJobs     RunJobFunc  // schedules a stored run's job (WithRunJobs); nil for none
+	past        *pastSpend  // the rollups' sums of hours that no longer change, for budget checks
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -63,7 +64,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{&core{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool}}
+	s := &Store{&core{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool, past: newPastSpend()}}
 	for _, opt := range opts {
 		opt(s)
 	}

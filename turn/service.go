@@ -306,8 +306,11 @@ type Turn struct {
 	// What the prompt recalled, for the context preview.
 	memories []domain.Memory
 	chunks   []domain.KnowledgeChunk
-	// limits are the budgets that hold the run, read once (nil before).
-	limits *domain.BudgetLimits
+	// limits are the budgets that hold the run, read once (nil before);
+	// checked is what was spent when they were checked (nil when they
+	// were not, in this process).
+	limits  *domain.BudgetLimits
+	checked *domain.BudgetSpend
 }
 
 // Release frees the turn's concurrency slot and ends its run as
