@@ -9,12 +9,6 @@ import (
 	"github.com/agentd/agentd/netguard"
 )
 
-// The bounds of settings.agents.
-const (
-	MaxAskAllowed = 20
-	MaxRemotes    = 10
-)
-
 // AskSettings is settings.agents: the local agents (by id) and the remote
 // A2A agents (by name) an agent may ask with ask_agent.
 type AskSettings struct {
@@ -41,7 +35,8 @@ func (d Document) Asks() AskSettings {
 	return settings.Agents
 }
 
-// validateAsks checks settings.agents beyond its schema: each remote's
+// validateAsks checks settings.agents beyond its schema (which bounds
+// allow at 20 ids and remote at 10 agents): each remote's
 // name and URL (a private address is refused when the call is made, by
 // the address guard, not here) and its headers. Whether the allowed ids
 // are agents of the account is the caller's to check, with the store.
