@@ -137,6 +137,9 @@ type sendRequest struct {
 	// Immediate asks for the task at once, its run going on
 	// (returnImmediately in 1.0, blocking: false in 0.3).
 	Immediate bool
+	// AskDepth is the runs of another agentd's chain of asks that led to
+	// the message (its metadata's AskDepthKey).
+	AskDepth int
 }
 
 // getRequest names a task.
@@ -410,7 +413,7 @@ func (h *Handler) begin(ctx context.Context, c Call, in sendRequest,
 		slot = turn.SlotWait // a run nobody waits for waits for a slot
 	}
 	t, err := prepare(ctx, turn.Input{AccountID: c.AccountID, AgentID: c.AgentID, Text: in.Text,
-		Slot: slot, RequestID: c.RequestID, Source: domain.SourceA2A,
+		Slot: slot, RequestID: c.RequestID, Source: domain.SourceA2A, AskDepth: in.AskDepth,
 		Conv: domain.ConversationRef{RoomID: domain.A2ARoom(in.ContextID), Platform: domain.PlatformAPI}})
 	refused := errors.As(err, new(*domain.BudgetExceededError))
 	if err != nil && !refused {

@@ -140,7 +140,8 @@ func (v1) parseSend(raw json.RawMessage) (sendRequest, *rpcError) {
 	if err != nil {
 		return sendRequest{}, err
 	}
-	req := sendRequest{MessageID: m.MessageID, ContextID: m.ContextID, TaskID: m.TaskID, Text: text}
+	req := sendRequest{MessageID: m.MessageID, ContextID: m.ContextID, TaskID: m.TaskID, Text: text,
+		AskDepth: askDepthOf(m.Metadata)}
 	if c := p.Configuration; c != nil {
 		req.HistoryLength, req.OutputModes = c.HistoryLength, c.AcceptedOutputModes
 		req.Push = isSet(c.TaskPushNotificationConfig)

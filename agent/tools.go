@@ -42,10 +42,13 @@ func IsHandlerURL(handler string) bool {
 
 // ValidateTools checks the members that give an agent tools, those d
 // holds: each action with a URL handler (its URL, its name as a tool name,
-// its parameters schema) and settings.mcp.servers (whether or not the MCP
-// plugin is listed). Its errors are *MemberError naming the member's path.
+// its parameters schema), settings.agents.remote and settings.mcp.servers
+// (whether or not the MCP plugin is listed). Its errors are *MemberError naming the member's path.
 func (d Document) ValidateTools(rules ToolRules) error {
 	if err := d.validateActions(rules); err != nil {
+		return err
+	}
+	if err := d.validateAsks(); err != nil {
 		return err
 	}
 	var settings struct {

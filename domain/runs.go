@@ -186,6 +186,10 @@ type RunInput struct {
 	// modelSettings for this run.
 	MaxTokens   *int     `json:"maxTokens,omitempty"`
 	Temperature *float64 `json:"temperature,omitempty"`
+	// AskDepth is how many runs of a chain of asks on other servers led to
+	// the message (an A2A message's metadata agentdAskDepth): they count
+	// toward the chain's bound.
+	AskDepth int `json:"askDepth,omitempty"`
 }
 
 // GivenMessage is one message of a conversation a caller sent along.

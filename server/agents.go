@@ -3,10 +3,12 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 )
@@ -19,6 +21,9 @@ func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObje
 		return nil, err
 	}
 	body, err := s.parseAgentBody(raw, true)
+	if err == nil {
+		err = s.checkAllowed(ctx, p.Account.ID, body.fields)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -92,10 +97,13 @@ func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (g
 // UpdateAgent replaces the members present in the body.
 func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObject) (gen.UpdateAgentResponseObject, error) {
 	body, err := s.parseAgentBody(*req.Body, false)
+	accountID := principalFrom(ctx).Account.ID
+	if err == nil {
+		err = s.checkAllowed(ctx, accountID, body.fields)
+	}
 	if err != nil {
 		return nil, err
 	}
-	accountID := principalFrom(ctx).Account.ID
 	if err := s.mergeWithStored(ctx, accountID, req.AgentId, body.fields); err != nil {
 		return nil, err
 	}
@@ -143,6 +151,21 @@ func (s *Server) mergeWithStored(ctx context.Context, accountID, id string, fiel
 		var name string
 		_ = json.Unmarshal(provider, &name) // validated: a provider name
 		fields["model"] = mustJSON(s.cfg.DefaultModels[name])
+	}
+	return nil
+}
+
+// checkAllowed refuses a settings.agents.allow entry that is not an agent
+// of the account: another account's agent is as unknown as a made-up id.
+func (s *Server) checkAllowed(ctx context.Context, accountID string, fields map[string]json.RawMessage) error {
+	for i, id := range agent.Document(fields).Asks().Allow {
+		_, err := s.cfg.Store.Agents.GetAgent(ctx, accountID, id)
+		switch {
+		case errors.Is(err, domain.ErrNotFound):
+			return invalidRequest(agent.AllowedMember(i), "is not an agent of this account")
+		case err != nil:
+			return err
+		}
 	}
 	return nil
 }

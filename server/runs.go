@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/price"
 	"github.com/agentd/agentd/streamlog"
+	"github.com/agentd/agentd/turn"
 	"github.com/oapi-codegen/nullable"
 )
 
@@ -70,7 +72,39 @@ func (s *Server) GetRun(ctx context.Context, req gen.GetRunRequestObject) (gen.G
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetRun200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: runOut(run)}}, nil
+	out := runOut(run)
+	if out.Children, err = s.runChildren(ctx, run); err != nil {
+		return nil, err
+	}
+	return gen.GetRun200JSONResponse{Body: gen.RunEnvelope{Success: true, Data: out}}, nil
+}
+
+// runChildren are the asks run made: its local child runs, then its
+// remote asks.
+func (s *Server) runChildren(ctx context.Context, run domain.Run) (*[]gen.RunChild, error) {
+	runs, err := s.cfg.Store.Runs.ChildRuns(ctx, run.AccountID, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.RunChild, 0, len(runs))
+	for _, c := range runs {
+		out = append(out, gen.RunChild{Id: nullString(c.ID), AgentId: nullString(c.AgentID),
+			Agent: nullable.NewNullNullable[string](), Status: gen.RunStatus(c.Status),
+			CostUsd: nullable.NewNullableWithValue(price.USD(c.CostMicros))})
+	}
+	var remotes map[string]agent.RemoteSettings
+	if !run.Status.Final() { // an ask going on is known by the remote it names
+		a, err := s.cfg.Store.Agents.GetAgent(ctx, run.AccountID, run.AgentID)
+		if err != nil {
+			return nil, err
+		}
+		remotes = agent.Document(a.Fields).Asks().Remote
+	}
+	for _, r := range turn.RemoteAsks(run, remotes) {
+		out = append(out, gen.RunChild{Id: nullable.NewNullNullable[string](), AgentId: nullable.NewNullNullable[string](),
+			Agent: nullString(r.Agent), Status: gen.RunStatus(r.Status), CostUsd: nullable.NewNullNullable[float64]()})
+	}
+	return &out, nil
 }
 
 // CancelRun ends the run as cancelled unless it has ended.

@@ -174,6 +174,8 @@ type Runs interface {
 	// RunOfMessage is the run whose reply is messageID;
 	// domain.ErrRunNotFound when none is.
 	RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error)
+	// ChildRuns are the runs run id asked with ask_agent, oldest first.
+	ChildRuns(ctx context.Context, accountID, id string) ([]domain.Run, error)
 }
 
 // Responses keep what the OpenAI Responses API keeps of a response beside

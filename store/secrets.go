@@ -189,6 +189,9 @@ var secretPatterns = []*secretPattern{
 	{keys: []string{"mcp", "servers", "*", "headers"}, name: func(path []string, member string) string {
 		return domain.HeaderSecretName(path[2], member)
 	}},
+	{keys: []string{"agents", "remote", "*", "headers"}, name: func(path []string, member string) string {
+		return domain.RemoteHeaderSecretName(path[2], member)
+	}},
 }
 
 // secretGroup is one secret group found in an agent's settings.

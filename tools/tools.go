@@ -46,7 +46,9 @@ type Call struct {
 // TurnInfo is what a tool is told about the turn: an action handler the
 // members its body names, the tools a turn runs itself all of them.
 type TurnInfo struct {
-	AgentID        string
+	AgentID string
+	// RunID is the turn's run (the parent of the runs ask_agent makes).
+	RunID          string
 	ConversationID string
 	UserID         string
 	RoomID         string

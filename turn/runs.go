@@ -51,6 +51,10 @@ type Runs interface {
 	// ReleaseRun gives up a run without ending it, for another process
 	// to resume at once.
 	ReleaseRun(ctx context.Context, id string) error
+	// AskChain is the agents of the chain of asks that led to run id,
+	// its own first, and the runs on other servers that led to the first
+	// (its RunInput.AskDepth).
+	AskChain(ctx context.Context, id string) ([]string, int, error)
 	decisions
 }
 
@@ -220,7 +224,7 @@ func (t *Turn) newRun() domain.Run {
 	return domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
 		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
-		ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue}
+		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue}
 }
 
 // accept stores t's message as a run of its conversation. A message

@@ -138,6 +138,12 @@ type Config struct {
 	// Prices prices the runs' provider calls (price.Builtin when zero); an
 	// agent's modelSettings.price wins over it.
 	Prices price.Table
+	// Remotes asks the remote agents of settings.agents.remote; nil
+	// offers none.
+	Remotes Remotes
+	// AskWait is how long ask_agent waits for the asked run
+	// (AGENTD_PROVIDER_TIMEOUT × 2; DefaultAskWait when zero).
+	AskWait time.Duration
 }
 
 // Service runs turns. It is safe for concurrent use.
@@ -174,6 +180,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.AskWait <= 0 {
+		cfg.AskWait = DefaultAskWait
 	}
 	if cfg.Prices.IsZero() {
 		cfg.Prices = price.Builtin()
@@ -216,6 +225,10 @@ type Input struct {
 	// Strategy is what the message does when its conversation has an
 	// active run; "" for the agent's setting (else enqueue).
 	Strategy domain.Strategy
+	// ParentRunID, on an ask_agent's message, is the asking run; AskDepth,
+	// on a message another server's ask sent, the runs of that chain so far.
+	ParentRunID string
+	AskDepth    int
 	// ScheduleID and ScheduleDue, on a schedule's message, are the
 	// schedule and the due time it fires: Accept makes the run only when
 	// it claims that due time (else domain.ErrScheduleTaken).

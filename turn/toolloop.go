@@ -62,7 +62,7 @@ type Event struct {
 
 // offer is the tools a turn of an agent offers, by name order: those of
 // the tool set (actions, MCP servers) and the built-in ones, which the
-// turn runs itself (the memory tools, schedule_reminder).
+// turn runs itself (the memory tools, schedule_reminder, ask_agent).
 type offer struct {
 	list []tools.Tool
 	set  *tools.Set // nil without Config.Tools
@@ -92,6 +92,10 @@ func (s *Service) offerOf(ctx context.Context, a domain.Agent, secrets domain.Se
 	if r := s.remindersOf(a); r != nil {
 		own = append(own, reminderTool)
 		runs[reminderTool.Name] = r.call
+	}
+	if k := s.askerOf(ctx, a, secrets); k != nil {
+		own = append(own, k.tool())
+		runs[askToolName] = k.call
 	}
 	if len(own) > 0 {
 		var offered map[string]bool
@@ -195,7 +199,7 @@ func (s *Service) newToolRun(ctx context.Context, t *Turn, secrets domain.Secret
 		byName[tl.Name] = tl
 	}
 	return &toolRun{offer: o, offered: offered, maxSteps: steps, info: tools.TurnInfo{
-		AgentID: t.agent.ID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
+		AgentID: t.agent.ID, RunID: t.runID, ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID,
 		Platform: platformOf(t.in), ChatID: t.in.ChatID}, content: s.cfg.TraceContent, log: s.newStepLog(t),
 		byName: byName, policy: approvalPolicyOf(t.agent)}, nil
 }

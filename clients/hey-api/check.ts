@@ -114,6 +114,8 @@ async function listAgentRuns(): Promise<string[]> {
 
 async function getRun(): Promise<string | undefined> {
   const { data } = await sdk.getRun({ path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { wait: 30 } });
+  const asked: T.RunChild[] = data?.data.children ?? [];
+  console.log(asked.map((c) => `${c.id ?? c.agent}: ${c.status}`));
   return data?.data.finishedAt ?? undefined;
 }
 

@@ -31,6 +31,13 @@ async function createAgent(): Promise<Schemas["AgentCreated"] | undefined> {
       plugins: ["@elizaos/plugin-solana", { name: "@elizaos/plugin-solana", enabled: true }],
     },
   });
+  // settings.agents, as an agent that asks others holds it (the generated
+  // Settings type's catch-all for platform keys refuses nested literals).
+  const asks: Schemas["AgentsSettings"] = {
+    allow: ["agent_01jd3vb2k8r4m6n8p0q2s4t6vw"],
+    remote: { billing: { url: "https://billing.example.com/.well-known/agent-card.json", headers: { Authorization: "Bearer t" } } },
+  };
+  console.log(asks.allow, Object.keys(asks.remote ?? {}));
   if (error) {
     const code: Schemas["ErrorCode"] = error.error.code;
     console.log(code, error.error.details?.field, response.headers.get("Retry-After"));
@@ -118,6 +125,8 @@ async function getRun(): Promise<string | undefined> {
   const { data } = await client.GET("/agents/{agentId}/runs/{runId}", {
     params: { path: { agentId, runId: "run_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { wait: 30 } },
   });
+  const asked: Schemas["RunChild"][] = data?.data.children ?? [];
+  console.log(asked.map((c) => `${c.id ?? c.agent}: ${c.status} ${c.costUsd ?? "?"}`), data?.data.parentRunId);
   return data?.data.finishedAt ?? undefined;
 }
 

@@ -1913,11 +1913,47 @@ export interface components {
             mcp?: components["schemas"]["McpSettings"];
             runs?: components["schemas"]["RunSettings"];
             budget?: components["schemas"]["Budget"];
+            agents?: components["schemas"]["AgentsSettings"];
             secrets?: {
                 [key: string]: unknown;
             };
         } & {
             [key: string]: Record<string, never>;
+        };
+        /**
+         * @description The agents this one may ask with its built-in tool `ask_agent`
+         *     (`{ agent, message }`, `agent` a remote's name, or a local agent's
+         *     id or name). Its result is `{ agent, runId, response }`, or `{ error
+         *     }` (`"too deep"` past a chain of 3 asks, `"loop"` for an agent
+         *     already in the chain, `"timeout"` with `runId` when the asked run
+         *     outlasts AGENTD_PROVIDER_TIMEOUT × 2, `"ambiguous"` for a name two
+         *     allowed agents share). A local ask is a run of the asked agent
+         *     (source `agent`, `parentRunId` the asking run, `userId` the asking
+         *     agent's id, in the room `agent:<asking conversationId>`) under the
+         *     asked agent's own tools, approvals and budgets; its cost is added to
+         *     the asking run's `costUsd`.
+         */
+        AgentsSettings: {
+            /** @description Ids of agents of the same account this agent may ask (another account's or an unknown id: 400 naming `settings.agents.allow[i]`). */
+            allow?: string[];
+            /**
+             * @description Remote A2A agents by name (`^[a-zA-Z0-9-]{1,24}$`), asked with
+             *     A2A `SendMessage` (1.0 over JSON-RPC, 0.3 when the card offers
+             *     only that) through the address guard. Header values are secrets,
+             *     as MCP headers are: encrypted at rest, `********` in Get Agent;
+             *     sending `********` back keeps the stored value.
+             */
+            remote?: {
+                [key: string]: components["schemas"]["RemoteAgent"];
+            };
+        };
+        RemoteAgent: {
+            /** @description The remote agent card's http or https URL. */
+            url: string;
+            /** @description Sent with every request to the remote, the card's included. */
+            headers?: {
+                [key: string]: string;
+            };
         };
         /**
          * @description What the agent may spend, USD, each optional: `daily` per UTC day,
@@ -2737,6 +2773,8 @@ export interface components {
             error: components["schemas"]["RunError"] | null;
             /** @description The run of the agent that asked this one. */
             parentRunId: string | null;
+            /** @description Get Run only: the asks the run made with `ask_agent`: its local child runs oldest first, then its remote asks in call order. */
+            children?: components["schemas"]["RunChild"][];
             /** @description The schedule that made the run. */
             scheduleId: string | null;
             multitaskStrategy: components["schemas"]["MultitaskStrategy"];
@@ -2760,6 +2798,20 @@ export interface components {
             startedAt: components["schemas"]["Timestamp"] | null;
             /** @description When the run ended; null while it has not. */
             finishedAt: components["schemas"]["Timestamp"] | null;
+        };
+        RunChild: {
+            /** @description The asked run; null for a remote ask. */
+            id: string | null;
+            /** @description The asked agent; null for a remote ask. */
+            agentId: string | null;
+            /** @description The remote's name in `settings.agents.remote`; null for a local ask. */
+            agent: string | null;
+            status: components["schemas"]["RunStatus"];
+            /**
+             * Format: double
+             * @description The asked run's `costUsd`; null for a remote ask (agentd does not know it).
+             */
+            costUsd: number | null;
         };
         /** @enum {string} */
         RequiredActionType: "approve_tool_calls";

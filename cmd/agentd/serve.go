@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentd/agentd/a2a"
 	"github.com/agentd/agentd/agent"
 	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/recall"
@@ -152,7 +153,8 @@ func (e *env) serve(ctx context.Context, cfg config) error {
 		AllowStdio: cfg.MCPStdio, Logger: logger.With("component", "tools")})
 	defer toolbox.Close()
 	turns, err := turn.New(turn.Config{Stores: turnStores(st), Model: model, Semaphore: lim.semaphore,
-		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent, Prices: cfg.Prices})
+		Logger: logger, Registerer: reg, Tools: toolbox, Recall: memories, TraceContent: cfg.TraceContent, Prices: cfg.Prices,
+		Remotes: a2a.NewClient(2*cfg.LLM.Timeout, cfg.AllowPrivateNetworks), AskWait: 2 * cfg.LLM.Timeout})
 	if err != nil {
 		return fmt.Errorf("build turns: %w", err)
 	}

@@ -254,6 +254,7 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
             />
           )}
           <DecidedLine done={decided} />
+          <AskedAgents run={run} />
           <h3>Message and reply</h3>
           <ol class="transcript">
             <TurnView
@@ -294,6 +295,46 @@ export function RunPage({ agent, runId }: { agent: Agent; runId: string }) {
   );
 }
 
+// AskedAgents is the run's part of its tree: the agents it asked with
+// ask_agent, each with its status and cost (a local one linked to its run,
+// a remote one by its name); nothing when it asked none.
+function AskedAgents({ run }: { run: Run }) {
+  const names = useAgentNames();
+  const children = run.children ?? [];
+  if (children.length === 0) return null;
+  return (
+    <>
+      <h3>Agents it asked</h3>
+      <p class="hint">The run's cost includes theirs.</p>
+      <ListTable
+        items={children.map((c, i) => ({ ...c, key: c.id ?? `remote-${i}` }))}
+        error={undefined}
+        empty=""
+        columns={["Agent", "Run", "Status", "Cost"]}
+        rowKey={(c) => c.key}
+        row={(c) => (
+          <tr data-child={c.key}>
+            <td>{c.agentId ? (names?.get(c.agentId) ?? c.agentId) : `${c.agent ?? "?"} (remote)`}</td>
+            <td>
+              {c.id && c.agentId ? (
+                <a href={`#/agents/${c.agentId}/runs/${c.id}`}>
+                  <code>{c.id}</code>
+                </a>
+              ) : (
+                "—"
+              )}
+            </td>
+            <td>
+              <RunStatusPill status={c.status} />
+            </td>
+            <td>{cost(c.costUsd)}</td>
+          </tr>
+        )}
+      />
+    </>
+  );
+}
+
 // RunFacts are a run's status, times, attempts, strategy, source and
 // links to what it belongs to.
 function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
@@ -316,13 +357,13 @@ function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
       </a>,
     ]);
   }
-  // The contract has no way to find another agent's run by its id alone:
-  // the parent is linked under this agent, where an agent asking itself
-  // finds it; another agent's shows as not found.
+  // A run an ask_agent made has the asking agent's id as its userId, so
+  // the parent is linked under that agent.
   if (run.parentRunId) {
+    const asker = run.source === "agent" && run.userId ? run.userId : agent.id;
     facts.push([
       "Asked by",
-      <a key="p" href={`#/agents/${agent.id}/runs/${run.parentRunId}`}>
+      <a key="p" href={`#/agents/${asker}/runs/${run.parentRunId}`}>
         <code>{run.parentRunId}</code>
       </a>,
     ]);

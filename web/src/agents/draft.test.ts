@@ -1,9 +1,10 @@
 // draft.test.ts: the agent form's actions keep whether their calls wait
 // for a person: a form saved untouched must not drop the approval an
-// action asked for, and the switch turns it on and off.
+// action asked for, and the switch turns it on and off; the agents it may
+// ask go back untouched, their masked headers kept.
 import { describe, expect, it } from "vitest";
 import type { Agent } from "../api";
-import { draftOf, membersOf } from "./draft";
+import { draftOf, membersOf, problemOf } from "./draft";
 
 const agent = {
   id: "agent_1",
@@ -47,5 +48,30 @@ describe("an action's approval", () => {
     const actions = membersOf(d, agent).actions!;
     expect("requiresApproval" in actions[0]!).toBe(false);
     expect(actions[1]!.requiresApproval).toBe(true);
+  });
+});
+
+describe("the agents it may ask", () => {
+  const asking = {
+    ...agent,
+    settings: {
+      mcp: { servers: { files: { type: "http", url: "https://m.example/mcp" } } },
+      agents: {
+        allow: ["agent_2"],
+        remote: { billing: { url: "https://b.example/card.json", headers: { Authorization: "********" } } },
+      },
+    },
+  } as unknown as Agent;
+
+  it("go back as they came, the masked header kept and the MCP servers beside them", () => {
+    const settings = membersOf(draftOf(asking), asking).settings!;
+    expect(settings.agents).toEqual(asking.settings.agents);
+    expect(settings.mcp).toEqual(asking.settings.mcp);
+  });
+
+  it("are refused when two remotes share a name", () => {
+    const d = draftOf(asking);
+    d.remotes = [...d.remotes, { name: "billing", url: "https://c.example/card.json", headers: [] }];
+    expect(problemOf(d)?.id).toBe("remote-1-name");
   });
 });

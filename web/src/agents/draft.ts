@@ -1,6 +1,6 @@
 // draft.ts: what the agent form edits (a Draft), made from an agent and
 // turned back into the members of a create or an update; the form's
-// sections are form.tsx, form-tools.tsx and form-mcp.tsx.
+// sections are form.tsx, form-tools.tsx, form-mcp.tsx and form-asks.tsx.
 import type { Agent, Schemas } from "../api";
 import { jsonObjectOf, lines } from "../ui";
 
@@ -30,6 +30,10 @@ export type Draft = {
   maxToolSteps: string;
   servers: ServerDraft[];
   mcp: boolean;
+  // The agents it may ask with ask_agent: local ones by id, remote A2A
+  // ones by name.
+  allow: string[];
+  remotes: RemoteDraft[];
   // The memory switches the form shows; the other members of memory are
   // kept as they are.
   memory: MemoryDraft;
@@ -68,9 +72,18 @@ export type ServerDraft = {
   name: string;
   type: Schemas["McpTransport"];
   url: string;
-  headers: { name: string; value: string }[];
+  headers: HeaderDraft[];
   rest: Omit<Schemas["McpServer"], "type" | "url" | "headers">;
 };
+
+// HeaderDraft is a header sent to an MCP server or a remote agent; its
+// value is a secret.
+export type HeaderDraft = { name: string; value: string };
+
+// RemoteDraft is a remote A2A agent: its card's URL and headers.
+export type RemoteDraft = { name: string; url: string; headers: HeaderDraft[] };
+
+export const emptyRemote: RemoteDraft = { name: "", url: "", headers: [] };
 
 export const emptyAction: ActionDraft = {
   name: "",
@@ -97,8 +110,16 @@ export const emptyDraft: Draft = {
   maxToolSteps: "",
   servers: [],
   mcp: false,
+  allow: [],
+  remotes: [],
   memory: memoryDefaults,
 };
+
+// headersOf are headers as the form edits them, and back.
+const headersOf = (h: Record<string, string> | undefined): HeaderDraft[] =>
+  Object.entries(h ?? {}).map(([name, value]) => ({ name, value }));
+const headersFrom = (h: HeaderDraft[]): Record<string, string> =>
+  Object.fromEntries(h.map(({ name, value }) => [name.trim(), value]));
 
 // usesMCP is whether plugins holds an enabled MCP plugin.
 function usesMCP(plugins: Schemas["Plugin"][]): boolean {
@@ -130,10 +151,16 @@ export function draftOf(a: Agent): Draft {
       name,
       type,
       url: url ?? "",
-      headers: Object.entries(headers ?? {}).map(([h, value]) => ({ name: h, value })),
+      headers: headersOf(headers),
       rest,
     })),
     mcp: usesMCP(a.plugins),
+    allow: a.settings.agents?.allow ?? [],
+    remotes: Object.entries(a.settings.agents?.remote ?? {}).map(([name, r]) => ({
+      name,
+      url: r.url,
+      headers: headersOf(r.headers),
+    })),
     memory: {
       longTermEnabled: a.memory?.longTermEnabled ?? memoryDefaults.longTermEnabled,
       rememberUsers: a.memory?.rememberUsers ?? memoryDefaults.rememberUsers,
@@ -158,25 +185,33 @@ export function problemOf(d: Draft): { id: string; error: Error } | undefined {
     if (p instanceof Error)
       return { id: `action-${i}-parameters`, error: new Error(`Action ${a.name || i + 1}: ${p.message}`) };
   }
+  return namedProblem(d.servers, "server", "MCP server") ?? namedProblem(d.remotes, "remote", "remote agent");
+}
+
+// namedProblem finds, among things of one kind (MCP servers, remote
+// agents), the first without a name, named twice, or with a header so.
+function namedProblem(
+  list: { name: string; headers: HeaderDraft[] }[],
+  id: string,
+  kind: string,
+): { id: string; error: Error } | undefined {
   const names = new Set<string>();
-  for (const [i, sv] of d.servers.entries()) {
-    const name = sv.name.trim();
+  for (const [i, item] of list.entries()) {
+    const name = item.name.trim();
     if (!name || names.has(name)) {
       return {
-        id: `server-${i}-name`,
-        error: new Error(name ? `Two MCP servers are named ${name}.` : "An MCP server has no name."),
+        id: `${id}-${i}-name`,
+        error: new Error(name ? `Two ${kind}s are named ${name}.` : `Name ${kind} ${i + 1}.`),
       };
     }
     names.add(name);
     const headers = new Set<string>();
-    for (const [j, h] of sv.headers.entries()) {
+    for (const [j, h] of item.headers.entries()) {
       const header = h.name.trim();
       if (!header || headers.has(header.toLowerCase())) {
         return {
-          id: `server-${i}-header-${j}-name`,
-          error: new Error(
-            header ? `MCP server ${name} has two ${header} headers.` : `MCP server ${name} has a header with no name.`,
-          ),
+          id: `${id}-${i}-header-${j}-name`,
+          error: new Error(`Headers of ${kind} ${name}: ${header ? `two are named ${header}` : "one has no name"}.`),
         };
       }
       headers.add(header.toLowerCase());
@@ -246,13 +281,21 @@ function toolMembersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
           ...sv.rest,
           type: sv.type,
           ...(sv.url.trim() ? { url: sv.url.trim() } : {}),
-          ...(sv.headers.length
-            ? { headers: Object.fromEntries(sv.headers.map((h) => [h.name.trim(), h.value])) }
-            : {}),
+          ...(sv.headers.length ? { headers: headersFrom(sv.headers) } : {}),
         },
       ]),
     );
     out.settings = { ...agent?.settings, mcp: { ...agent?.settings.mcp, servers } } as Schemas["Settings"];
+  }
+  if (d.allow.length || d.remotes.length || agent?.settings.agents) {
+    const remote = Object.fromEntries(
+      d.remotes.map((r): [string, Schemas["RemoteAgent"]] => [
+        r.name.trim(),
+        { url: r.url.trim(), ...(r.headers.length ? { headers: headersFrom(r.headers) } : {}) },
+      ]),
+    );
+    const agents: Schemas["AgentsSettings"] = { allow: d.allow, remote };
+    out.settings = { ...agent?.settings, ...out.settings, agents } as Schemas["Settings"];
   }
   const plugins = agent?.plugins ?? [];
   if (d.mcp !== usesMCP(plugins)) {

@@ -63,6 +63,7 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
           busy={busy}
           submit="Save"
           withStatus
+          agentId={agent.id}
           onSubmit={() => void save({ ...membersOf(draft, agent), status: draft.status }, formSave)}
         />
         {saved && (

@@ -2,7 +2,15 @@
 // switch of the plugin that uses them.
 import type { Schemas } from "../api";
 import { Group, SelectField, TextField } from "../ui";
-import { type Draft, type SectionProps, type ServerDraft, emptyServer, mcpPlugins, secretMask } from "./draft";
+import {
+  type Draft,
+  type HeaderDraft,
+  type SectionProps,
+  type ServerDraft,
+  emptyServer,
+  mcpPlugins,
+  secretMask,
+} from "./draft";
 
 const transports: Schemas["McpTransport"][] = ["streamable-http", "http", "sse", "stdio"];
 
@@ -53,8 +61,6 @@ function ServerFields(props: {
   onRemove: () => void;
 }) {
   const { index: i, server: sv, error, onChange } = props;
-  const setHeader = (j: number, patch: Partial<ServerDraft["headers"][number]>) =>
-    onChange({ headers: sv.headers.map((h, k) => (k === j ? { ...h, ...patch } : h)) });
   return (
     <div class="row-group">
       <div class="pair">
@@ -86,45 +92,7 @@ function ServerFields(props: {
         onValue={(url) => onChange({ url })}
       />
       <ServerApproval index={i} server={sv} onChange={onChange} />
-      {sv.headers.map((h, j) => (
-        <div class="pair header-row" key={j}>
-          <TextField
-            id={`server-${i}-header-${j}-name`}
-            label="Header"
-            error={error}
-            placeholder="Authorization"
-            value={h.name}
-            onValue={(name) => setHeader(j, { name })}
-          />
-          <TextField
-            id={`server-${i}-header-${j}-value`}
-            label="Value"
-            error={error}
-            autoComplete="off"
-            spellcheck={false}
-            // A stored value shows as the mask: focusing selects it, so
-            // typing replaces it whole.
-            onFocus={(e) => h.value === secretMask && e.currentTarget.select()}
-            value={h.value}
-            onValue={(value) => setHeader(j, { value })}
-          />
-          <button
-            type="button"
-            class="quiet small"
-            onClick={() => onChange({ headers: sv.headers.filter((_, k) => k !== j) })}
-          >
-            Remove header {h.name}
-          </button>
-        </div>
-      ))}
-      <button
-        id={`server-${i}-add-header`}
-        type="button"
-        class="quiet small"
-        onClick={() => onChange({ headers: [...sv.headers, { name: "", value: "" }] })}
-      >
-        Add header
-      </button>
+      <HeaderRows id={`server-${i}`} headers={sv.headers} error={error} onChange={(headers) => onChange({ headers })} />
       <button type="button" class="quiet small" onClick={props.onRemove}>
         Remove server {sv.name}
       </button>
@@ -156,5 +124,57 @@ function ServerApproval(props: {
       Ask a person first: each call of its tools waits in Approvals
       {listed && <> (only {requireApproval.join(", ")}: change the list in the JSON)</>}
     </label>
+  );
+}
+
+// HeaderRows are the headers sent to an MCP server or a remote agent (id
+// prefixes their inputs), their values secrets.
+export function HeaderRows(props: {
+  id: string;
+  headers: HeaderDraft[];
+  error: unknown;
+  onChange: (headers: HeaderDraft[]) => void;
+}) {
+  const { id, headers, error, onChange } = props;
+  const setHeader = (j: number, patch: Partial<HeaderDraft>) =>
+    onChange(headers.map((h, k) => (k === j ? { ...h, ...patch } : h)));
+  return (
+    <>
+      {headers.map((h, j) => (
+        <div class="pair header-row" key={j}>
+          <TextField
+            id={`${id}-header-${j}-name`}
+            label="Header"
+            error={error}
+            placeholder="Authorization"
+            value={h.name}
+            onValue={(name) => setHeader(j, { name })}
+          />
+          <TextField
+            id={`${id}-header-${j}-value`}
+            label="Value"
+            error={error}
+            autoComplete="off"
+            spellcheck={false}
+            // A stored value shows as the mask: focusing selects it, so
+            // typing replaces it whole.
+            onFocus={(e) => h.value === secretMask && e.currentTarget.select()}
+            value={h.value}
+            onValue={(value) => setHeader(j, { value })}
+          />
+          <button type="button" class="quiet small" onClick={() => onChange(headers.filter((_, k) => k !== j))}>
+            Remove header {h.name}
+          </button>
+        </div>
+      ))}
+      <button
+        id={`${id}-add-header`}
+        type="button"
+        class="quiet small"
+        onClick={() => onChange([...headers, { name: "", value: "" }])}
+      >
+        Add header
+      </button>
+    </>
   );
 }

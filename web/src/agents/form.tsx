@@ -1,9 +1,10 @@
 // form.tsx: the agent form of create and edit, and its memory section;
-// its tools section is form-tools.tsx.
+// its tools section is form-tools.tsx, the agents it may ask form-asks.tsx.
 import { useState } from "preact/hooks";
 import type { Schemas } from "../api";
 import { Choices, ErrorBox, Group, SelectField, TextArea, TextField, useFocusRefused } from "../ui";
 import { type Draft, type SectionProps, type MemoryDraft, problemOf } from "./draft";
+import { AsksFields } from "./form-asks";
 import { ToolsFields } from "./form-tools";
 
 // providers are the model providers an agent may name.
@@ -19,6 +20,8 @@ export function AgentForm(props: {
   busy: boolean;
   submit: string;
   withStatus?: boolean;
+  // agentId is the agent edited; undefined when creating.
+  agentId?: string;
 }) {
   const { draft: d, onChange } = props;
   const set = (patch: Partial<Draft>) => onChange({ ...d, ...patch });
@@ -96,6 +99,7 @@ export function AgentForm(props: {
       />
       <MemoryFields draft={d} onChange={onChange} error={error} />
       <ToolsFields draft={d} onChange={onChange} error={error} />
+      <AsksFields draft={d} onChange={onChange} error={error} self={props.agentId} />
       {props.withStatus && (
         <SelectField
           id="status"
