@@ -19,6 +19,7 @@ import (
 // values, roles. Add a word here only when it is not meant as a Go name.
 var notIdentifiers = []string{
 	"error", "lost", "model", "owner", "stream", "tool", "user", "userId", "working", "requireApproval",
+	"developer", "temperature", // a Responses item role, a request member
 	"message.completed",                      // an event type
 	"answerCallbackQuery", "editMessageText", // Telegram Bot API methods
 }
