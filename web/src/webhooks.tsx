@@ -22,6 +22,8 @@ const eventTypes = Object.keys({
   "run.failed": 1,
   "run.cancelled": 1,
   "run.requires_action": 1,
+  "budget.threshold": 1,
+  "budget.exceeded": 1,
   "webhook.test": 1,
 } satisfies Record<Schemas["WebhookEventType"], 1>) as Schemas["WebhookEventType"][];
 
