@@ -18,6 +18,7 @@ import { ApprovalCard, ApprovalNote } from "./approvals";
 import { type Waiting, waitingOf, waitingOfEvent } from "./decisions";
 import { exclusive, type Lock, useAction } from "./hooks";
 import { Markdown } from "./markdown-view";
+import { usage } from "./money";
 import { type Run, announce, isFinal, replyOfRun, runPath, strategies, waitForRun } from "./runs";
 import { CopyButton, EmptyState, ErrorBox, RunStatusPill, TextArea, TextField, when } from "./ui";
 
@@ -127,18 +128,12 @@ function pretty(result: string): string {
 }
 
 // ReplyMeta is the line under a message: when (in history), then for a
-// reply its model, tokens, cost when the metadata has it, time and id.
+// reply its model, cost and tokens, time and id.
 function ReplyMeta({ turn: t, at }: { turn: Turn; at?: string }) {
   const m = t.metadata;
-  const cost = (m as { costUsd?: number } | undefined)?.costUsd;
-  const parts = [
-    at && when(at),
-    m?.model,
-    m && `${m.tokensUsed} tokens`,
-    cost !== undefined && `$${cost.toFixed(cost < 0.01 ? 4 : 2)}`,
-    m && `${Math.round(m.responseTime)} ms`,
-    t.messageId,
-  ].filter(Boolean);
+  const parts = [at && when(at), m?.model, m && usage(m), m && `${Math.round(m.responseTime)} ms`, t.messageId].filter(
+    Boolean,
+  );
   if (!parts.length) return null;
   return <p class="meta">{parts.join(" · ")}</p>;
 }
