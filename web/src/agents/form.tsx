@@ -1,9 +1,10 @@
 // form.tsx: the agent form of create and edit, and its memory section;
-// its tools section is form-tools.tsx.
+// its tools section is form-tools.tsx, its budget form-budget.tsx.
 import { useState } from "preact/hooks";
 import type { Schemas } from "../api";
 import { Choices, ErrorBox, Group, SelectField, TextArea, TextField, useFocusRefused } from "../ui";
 import { type Draft, type SectionProps, type MemoryDraft, problemOf } from "./draft";
+import { BudgetFields } from "./form-budget";
 import { ToolsFields } from "./form-tools";
 
 // providers are the model providers an agent may name.
@@ -96,6 +97,7 @@ export function AgentForm(props: {
       />
       <MemoryFields draft={d} onChange={onChange} error={error} />
       <ToolsFields draft={d} onChange={onChange} error={error} />
+      <BudgetFields draft={d} onChange={onChange} error={error} />
       {props.withStatus && (
         <SelectField
           id="status"
