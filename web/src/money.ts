@@ -21,9 +21,14 @@ export function usd(amount: number | null | undefined): string {
   return `${sign}$${a.toFixed(6).replace(/(\.\d{4}\d*?)0+$/, "$1")}`;
 }
 
+// count is a count with its thousands grouped: "1,500".
+export function count(n: number): string {
+  return grouped.format(n);
+}
+
 // tokenCount is a count of tokens in words: "1 token", "1,500 tokens".
 export function tokenCount(n: number): string {
-  return `${grouped.format(n)} ${n === 1 ? "token" : "tokens"}`;
+  return `${count(n)} ${n === 1 ? "token" : "tokens"}`;
 }
 
 // usage is what a reply or a run cost and used: "$0.0060 · 1,500 tokens
@@ -31,10 +36,7 @@ export function tokenCount(n: number): string {
 // none (a reply stored before it was counted).
 export function usage(u: { costUsd: number | null; inputTokens: number; outputTokens: number; tokensUsed?: number }) {
   const total = u.tokensUsed ?? u.inputTokens + u.outputTokens;
-  const split =
-    u.inputTokens || u.outputTokens
-      ? ` (${grouped.format(u.inputTokens)} in, ${grouped.format(u.outputTokens)} out)`
-      : "";
+  const split = u.inputTokens || u.outputTokens ? ` (${count(u.inputTokens)} in, ${count(u.outputTokens)} out)` : "";
   return `${usd(u.costUsd)} · ${tokenCount(total)}${split}`;
 }
 
