@@ -138,6 +138,12 @@ function ReplyMeta({ turn: t, at }: { turn: Turn; at?: string }) {
   return <p class="meta">{parts.join(" · ")}</p>;
 }
 
+// refusedOutright is whether a send failed with an answer that made no
+// run: any 4xx but a key still in use (whose first request runs on).
+function refusedOutright(err: unknown): boolean {
+  return err instanceof ApiFailure && err.status >= 400 && err.status < 500 && err.code !== "IDEMPOTENCY_KEY_IN_USE";
+}
+
 // ChatProps: beforeSend runs before each message is sent (the playground
 // applies its settings there; its failure keeps the message unsent), and
 // onTurn after each turn ends, however it ended (the page reads the
@@ -238,6 +244,8 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
     abort.current = reading;
     const current: Reply = { streamed: stream, stop: false };
     reply.current = current;
+    // heard is whether anything of the reply arrived.
+    let heard = false;
     try {
       if (stream) {
         let said = "";
@@ -249,6 +257,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
           agent.id,
           body,
           (ev) => {
+            heard = true;
             setRetry(0);
             if (ev.type === "start") {
               current.messageId = ev.messageId;
@@ -292,12 +301,19 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
       }
     } catch (err) {
+      // A message refused outright (a budget spent, the conversation busy,
+      // a rate limit) made nothing: its turns go, and its text goes back
+      // in the box to send again; the error says why.
+      if (!heard && refusedOutright(err)) {
+        setTurns((ts) => ts.filter((t) => t.key !== key && t.key !== key - 1));
+        setText((typed) => typed || body.text);
+      }
       // Stop while waiting for a reply not streamed only stops waiting.
       throw reading.signal.aborted
         ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
         : err;
     } finally {
-      update({ streaming: false, waiting: undefined });
+      setTurn(key, { streaming: false, waiting: undefined });
       reply.current = undefined;
       setRetry(0);
       setStopping(false);
