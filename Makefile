@@ -85,7 +85,7 @@ sdk-check: $(HEY_API)/node_modules/.package-lock.json
 	clients/operations-called $(HEY_API)/check.ts sdk.
 	cd $(HEY_API) && $(NPM) run --silent generate && $(NPM) run --silent check
 
-## interop: install the third-party programs the tests run against agentd (the MCP reference server, the official MCP and A2A client SDKs and openai client; needs npm)
+## interop: install the third-party programs the tests run against agentd (the MCP reference server, the official MCP and A2A client SDKs, the openai client and the AI SDK's OpenAI provider; needs npm)
 interop: interop/node_modules/.package-lock.json
 
 interop/node_modules/.package-lock.json: interop/package-lock.json

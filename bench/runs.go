@@ -36,6 +36,7 @@ type runsRun struct {
 	drain      time.Duration   // first send → last run finished
 	drained    int             // runs completed of the backlog
 	orderKept  bool            // every conversation's history in send order
+	budget     budgetRun       // Send Message with and without budgets
 	firstError string
 }
 
@@ -98,6 +99,10 @@ func benchRuns(ctx context.Context, dir string, o options) (runsRun, error) {
 	if err != nil {
 		return r, fmt.Errorf("seed agentd: %w", err)
 	}
+	heldKey, heldID, err := seedBudgeted(ctx, dsn)
+	if err != nil {
+		return r, fmt.Errorf("seed a budgeted agent: %w", err)
+	}
 	agentd, err := start(ctx, []string{"OPENAI_API_KEY=sk-bench", "OPENAI_BASE_URL=http://" + pl.Addr().String() + "/v1",
 		"AGENTD_LOG_LEVEL=error"}, o.agentd, "serve", "--addr", "127.0.0.1:0", "--db", dsn)
 	if err != nil {
@@ -105,6 +110,10 @@ func benchRuns(ctx context.Context, dir string, o options) (runsRun, error) {
 	}
 	defer agentd.stop()
 	c := runsClient{http: newClient(drainSenders), base: agentd.base + "/v1/agents/" + fx.ids[0], key: fx.key}
+	held := runsClient{http: c.http, base: agentd.base + "/v1/agents/" + heldID, key: heldKey}
+	if r.budget, err = measureBudget(ctx, c, held); err != nil {
+		return r, fmt.Errorf("budget check: %w", err)
+	}
 	if r.pickup, err = c.pickup(ctx); err != nil {
 		return r, fmt.Errorf("pickup: %w", err)
 	}
@@ -320,5 +329,6 @@ func runsSection(r runsRun) string {
 	if r.firstError != "" {
 		fmt.Fprintf(&b, "\nFirst failure: `%s`.\n", r.firstError)
 	}
+	b.WriteString(budgetSection(r.budget))
 	return b.String()
 }

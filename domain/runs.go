@@ -175,6 +175,13 @@ type RunInput struct {
 	MaxChars int  `json:"maxChars,omitempty"`
 	// Given is the conversation as the caller sent it, when it sent one.
 	Given []GivenMessage `json:"given,omitempty"`
+	// Instructions are the caller's, added after the character's system
+	// prompt (the OpenAI Responses API's `instructions`).
+	Instructions string `json:"instructions,omitempty"`
+	// MaxTokens and Temperature, when set, override the character's
+	// modelSettings for this run.
+	MaxTokens   *int     `json:"maxTokens,omitempty"`
+	Temperature *float64 `json:"temperature,omitempty"`
 }
 
 // GivenMessage is one message of a conversation a caller sent along.

@@ -829,6 +829,7 @@ const (
 	OpenAIErrorCodeMethodNotAllowed        OpenAIErrorCode = "method_not_allowed"
 	OpenAIErrorCodeModelError              OpenAIErrorCode = "model_error"
 	OpenAIErrorCodeModelNotFound           OpenAIErrorCode = "model_not_found"
+	OpenAIErrorCodeNotFound                OpenAIErrorCode = "not_found"
 	OpenAIErrorCodePayloadTooLarge         OpenAIErrorCode = "payload_too_large"
 	OpenAIErrorCodeRateLimitExceeded       OpenAIErrorCode = "rate_limit_exceeded"
 	OpenAIErrorCodeRunPending              OpenAIErrorCode = "run_pending"
@@ -859,6 +860,8 @@ func (e OpenAIErrorCode) Valid() bool {
 	case OpenAIErrorCodeModelError:
 		return true
 	case OpenAIErrorCodeModelNotFound:
+		return true
+	case OpenAIErrorCodeNotFound:
 		return true
 	case OpenAIErrorCodePayloadTooLarge:
 		return true
@@ -981,6 +984,192 @@ const (
 func (e RequiredActionType) Valid() bool {
 	switch e {
 	case ApproveToolCalls:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseContentType.
+const (
+	InputText  ResponseContentType = "input_text"
+	OutputText ResponseContentType = "output_text"
+)
+
+// Valid indicates whether the value is a known member of the ResponseContentType enum.
+func (e ResponseContentType) Valid() bool {
+	switch e {
+	case InputText:
+		return true
+	case OutputText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseIncompleteReason.
+const (
+	MaxOutputTokens ResponseIncompleteReason = "max_output_tokens"
+)
+
+// Valid indicates whether the value is a known member of the ResponseIncompleteReason enum.
+func (e ResponseIncompleteReason) Valid() bool {
+	switch e {
+	case MaxOutputTokens:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseInputRole.
+const (
+	ResponseInputRoleAssistant ResponseInputRole = "assistant"
+	ResponseInputRoleDeveloper ResponseInputRole = "developer"
+	ResponseInputRoleSystem    ResponseInputRole = "system"
+	ResponseInputRoleUser      ResponseInputRole = "user"
+)
+
+// Valid indicates whether the value is a known member of the ResponseInputRole enum.
+func (e ResponseInputRole) Valid() bool {
+	switch e {
+	case ResponseInputRoleAssistant:
+		return true
+	case ResponseInputRoleDeveloper:
+		return true
+	case ResponseInputRoleSystem:
+		return true
+	case ResponseInputRoleUser:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseItemStatus.
+const (
+	ResponseItemStatusCompleted  ResponseItemStatus = "completed"
+	ResponseItemStatusInProgress ResponseItemStatus = "in_progress"
+	ResponseItemStatusIncomplete ResponseItemStatus = "incomplete"
+)
+
+// Valid indicates whether the value is a known member of the ResponseItemStatus enum.
+func (e ResponseItemStatus) Valid() bool {
+	switch e {
+	case ResponseItemStatusCompleted:
+		return true
+	case ResponseItemStatusInProgress:
+		return true
+	case ResponseItemStatusIncomplete:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseItemType.
+const (
+	Message ResponseItemType = "message"
+)
+
+// Valid indicates whether the value is a known member of the ResponseItemType enum.
+func (e ResponseItemType) Valid() bool {
+	switch e {
+	case Message:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseObject.
+const (
+	ResponseObjectResponse ResponseObject = "response"
+)
+
+// Valid indicates whether the value is a known member of the ResponseObject enum.
+func (e ResponseObject) Valid() bool {
+	switch e {
+	case ResponseObjectResponse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseStatus.
+const (
+	ResponseStatusCancelled  ResponseStatus = "cancelled"
+	ResponseStatusCompleted  ResponseStatus = "completed"
+	ResponseStatusFailed     ResponseStatus = "failed"
+	ResponseStatusInProgress ResponseStatus = "in_progress"
+	ResponseStatusIncomplete ResponseStatus = "incomplete"
+	ResponseStatusQueued     ResponseStatus = "queued"
+)
+
+// Valid indicates whether the value is a known member of the ResponseStatus enum.
+func (e ResponseStatus) Valid() bool {
+	switch e {
+	case ResponseStatusCancelled:
+		return true
+	case ResponseStatusCompleted:
+		return true
+	case ResponseStatusFailed:
+		return true
+	case ResponseStatusInProgress:
+		return true
+	case ResponseStatusIncomplete:
+		return true
+	case ResponseStatusQueued:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ResponseStreamEventType.
+const (
+	ResponseCompleted        ResponseStreamEventType = "response.completed"
+	ResponseContentPartAdded ResponseStreamEventType = "response.content_part.added"
+	ResponseContentPartDone  ResponseStreamEventType = "response.content_part.done"
+	ResponseCreated          ResponseStreamEventType = "response.created"
+	ResponseFailed           ResponseStreamEventType = "response.failed"
+	ResponseInProgress       ResponseStreamEventType = "response.in_progress"
+	ResponseIncomplete       ResponseStreamEventType = "response.incomplete"
+	ResponseOutputItemAdded  ResponseStreamEventType = "response.output_item.added"
+	ResponseOutputItemDone   ResponseStreamEventType = "response.output_item.done"
+	ResponseOutputTextDelta  ResponseStreamEventType = "response.output_text.delta"
+	ResponseOutputTextDone   ResponseStreamEventType = "response.output_text.done"
+	ResponseQueued           ResponseStreamEventType = "response.queued"
+)
+
+// Valid indicates whether the value is a known member of the ResponseStreamEventType enum.
+func (e ResponseStreamEventType) Valid() bool {
+	switch e {
+	case ResponseCompleted:
+		return true
+	case ResponseContentPartAdded:
+		return true
+	case ResponseContentPartDone:
+		return true
+	case ResponseCreated:
+		return true
+	case ResponseFailed:
+		return true
+	case ResponseInProgress:
+		return true
+	case ResponseIncomplete:
+		return true
+	case ResponseOutputItemAdded:
+		return true
+	case ResponseOutputItemDone:
+		return true
+	case ResponseOutputTextDelta:
+		return true
+	case ResponseOutputTextDone:
+		return true
+	case ResponseQueued:
 		return true
 	default:
 		return false
@@ -3271,6 +3460,55 @@ type RequiredAction struct {
 // RequiredActionType defines model for RequiredActionType.
 type RequiredActionType string
 
+// Response OpenAI's `response` object of a run.
+type Response struct {
+	Background bool `json:"background"`
+
+	// CreatedAt Unix seconds.
+	CreatedAt int64 `json:"created_at"`
+
+	// Error Why a failed response failed.
+	Error nullable.Nullable[ResponseError] `json:"error"`
+
+	// Id `resp_` and the run's id without `run_`.
+	Id                string                                       `json:"id"`
+	IncompleteDetails nullable.Nullable[ResponseIncompleteDetails] `json:"incomplete_details"`
+	Instructions      nullable.Nullable[string]                    `json:"instructions"`
+	Metadata          map[string]string                            `json:"metadata"`
+
+	// Model The agent id.
+	Model  string         `json:"model"`
+	Object ResponseObject `json:"object"`
+
+	// Output The reply, once there is one.
+	Output             []ResponseOutputMessage   `json:"output"`
+	PreviousResponseId nullable.Nullable[string] `json:"previous_response_id"`
+
+	// Status `queued` until the run starts, `in_progress` while it runs or waits for a decision, then how it ended.
+	Status ResponseStatus `json:"status"`
+
+	// Usage Null until the run ended; `total_tokens` is the turn's `tokensUsed`, `input_tokens` and `output_tokens` the provider's figures summed over the turn's calls.
+	Usage nullable.Nullable[ResponseUsage] `json:"usage"`
+	User  nullable.Nullable[string]        `json:"user"`
+}
+
+// ResponseContentType defines model for ResponseContentType.
+type ResponseContentType string
+
+// ResponseDeleted defines model for ResponseDeleted.
+type ResponseDeleted struct {
+	Deleted bool           `json:"deleted"`
+	Id      string         `json:"id"`
+	Object  ResponseObject `json:"object"`
+}
+
+// ResponseError Why a failed response failed.
+type ResponseError struct {
+	// Code The run's error code in lower snake case (`model_error`, `budget_exceeded`, ...).
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
 // ResponseGuidelines defines model for ResponseGuidelines.
 type ResponseGuidelines struct {
 	IncludeLinks *bool `json:"includeLinks,omitempty"`
@@ -3283,11 +3521,195 @@ type ResponseGuidelines struct {
 	UseHashtags     *bool `json:"useHashtags,omitempty"`
 }
 
+// ResponseIncompleteDetails defines model for ResponseIncompleteDetails.
+type ResponseIncompleteDetails struct {
+	Reason ResponseIncompleteReason `json:"reason"`
+}
+
+// ResponseIncompleteReason defines model for ResponseIncompleteReason.
+type ResponseIncompleteReason string
+
+// ResponseInput The new message as a string, or message items whose last `user` item is the new message.
+type ResponseInput struct {
+	union json.RawMessage
+}
+
+// ResponseInput0 defines model for ResponseInput.0.
+type ResponseInput0 = string
+
+// ResponseInput1 defines model for ResponseInput.1.
+type ResponseInput1 = []ResponseInputItem
+
+// ResponseInputContent A string, or `input_text` parts (`output_text` parts in an `assistant` item) whose texts are joined by newlines.
+type ResponseInputContent struct {
+	union json.RawMessage
+}
+
+// ResponseInputContent0 defines model for ResponseInputContent.0.
+type ResponseInputContent0 = string
+
+// ResponseInputContent1 defines model for ResponseInputContent.1.
+type ResponseInputContent1 = []ResponseInputPart
+
+// ResponseInputItem A message item `{ role, content }` (`type` absent or `message`); `role` is `user`, `assistant`, `system` or `developer`. An `item_reference` item names an earlier reply of the agent by its `id` (the AI SDK sends them for earlier replies). Other items are 400 naming them.
+type ResponseInputItem struct {
+	// Content A string, or `input_text` parts (`output_text` parts in an `assistant` item) whose texts are joined by newlines.
+	Content *ResponseInputContent `json:"content,omitempty"`
+
+	// Id The reply an `item_reference` names.
+	Id                   *string                `json:"id,omitempty"`
+	Role                 *string                `json:"role,omitempty"`
+	Type                 *string                `json:"type,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseInputMessage defines model for ResponseInputMessage.
+type ResponseInputMessage struct {
+	Content []ResponseInputText `json:"content"`
+	Id      string              `json:"id"`
+	Role    ResponseInputRole   `json:"role"`
+	Status  ResponseItemStatus  `json:"status"`
+	Type    ResponseItemType    `json:"type"`
+}
+
+// ResponseInputPart defines model for ResponseInputPart.
+type ResponseInputPart struct {
+	Text                 *string                `json:"text,omitempty"`
+	Type                 string                 `json:"type"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseInputRole defines model for ResponseInputRole.
+type ResponseInputRole string
+
+// ResponseInputText defines model for ResponseInputText.
+type ResponseInputText struct {
+	Text string              `json:"text"`
+	Type ResponseContentType `json:"type"`
+}
+
+// ResponseItemList defines model for ResponseItemList.
+type ResponseItemList struct {
+	Data    []ResponseInputMessage    `json:"data"`
+	FirstId nullable.Nullable[string] `json:"first_id"`
+	HasMore bool                      `json:"has_more"`
+	LastId  nullable.Nullable[string] `json:"last_id"`
+	Object  OpenAIListObject          `json:"object"`
+}
+
+// ResponseItemStatus defines model for ResponseItemStatus.
+type ResponseItemStatus string
+
+// ResponseItemType defines model for ResponseItemType.
+type ResponseItemType string
+
+// ResponseMetadata At most 16 string pairs, kept and echoed.
+type ResponseMetadata map[string]string
+
+// ResponseObject defines model for ResponseObject.
+type ResponseObject string
+
+// ResponseOutputMessage defines model for ResponseOutputMessage.
+type ResponseOutputMessage struct {
+	Content []ResponseOutputText `json:"content"`
+
+	// Id The reply's message id.
+	Id     string                      `json:"id"`
+	Role   ChatCompletionAssistantRole `json:"role"`
+	Status ResponseItemStatus          `json:"status"`
+	Type   ResponseItemType            `json:"type"`
+}
+
+// ResponseOutputText defines model for ResponseOutputText.
+type ResponseOutputText struct {
+	// Annotations Always empty.
+	Annotations []map[string]interface{} `json:"annotations"`
+	Text        string                   `json:"text"`
+	Type        ResponseContentType      `json:"type"`
+}
+
+// ResponseRequest OpenAI's Responses request. Members not listed here (`tools`, `tool_choice`, `reasoning`, `text`, `top_p`, ...) are accepted and ignored, and named in the agentd-ignored header.
+type ResponseRequest struct {
+	// Background Answer at once with status `queued`; the run goes on.
+	Background nullable.Nullable[bool] `json:"background,omitempty"`
+
+	// Input The new message as a string, or message items whose last `user` item is the new message.
+	Input ResponseInput `json:"input"`
+
+	// Instructions Added after the agent's system prompt.
+	Instructions nullable.Nullable[string] `json:"instructions,omitempty"`
+
+	// MaxOutputTokens Overrides the agent's `modelSettings.maxTokens` for this response.
+	MaxOutputTokens nullable.Nullable[int] `json:"max_output_tokens,omitempty"`
+
+	// Metadata At most 16 string pairs, kept and echoed.
+	Metadata nullable.Nullable[ResponseMetadata] `json:"metadata,omitempty"`
+
+	// Model The id of an agent of the caller's account.
+	Model string `json:"model"`
+
+	// PreviousResponseId Continue that response's conversation; it wins over `user`.
+	PreviousResponseId nullable.Nullable[string] `json:"previous_response_id,omitempty"`
+
+	// SafetyIdentifier The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	SafetyIdentifier *ChatCompletionUser `json:"safety_identifier,omitempty"`
+
+	// Store false: the response is not kept.
+	Store nullable.Nullable[bool] `json:"store,omitempty"`
+
+	// Stream Answer as server-sent events.
+	Stream nullable.Nullable[bool] `json:"stream,omitempty"`
+
+	// Temperature Overrides the agent's `modelSettings.temperature` for this response.
+	Temperature nullable.Nullable[float64] `json:"temperature,omitempty"`
+
+	// User The user the agent talks with (its `userId`); the agent's stored conversation with this user is the context. Empty is the same as absent.
+	User                 *ChatCompletionUser    `json:"user,omitempty"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ResponseStatus `queued` until the run starts, `in_progress` while it runs or waits for a decision, then how it ended.
+type ResponseStatus string
+
+// ResponseStream Server-sent events: an `event: <type>` line and a `data: <ResponseStreamEvent JSON>` line, then a blank line, per event.
+type ResponseStream = string
+
+// ResponseStreamEvent One event of a Responses stream: the `response` events carry the response; the item, part and text events carry `output_index`, `item_id` and `content_index`, with `item`, `part`, `delta` or `text`, as OpenAI's do.
+type ResponseStreamEvent struct {
+	ContentIndex *int                   `json:"content_index,omitempty"`
+	Delta        *string                `json:"delta,omitempty"`
+	Item         *ResponseOutputMessage `json:"item,omitempty"`
+	ItemId       *string                `json:"item_id,omitempty"`
+
+	// Logprobs Always empty.
+	Logprobs    *[]map[string]interface{} `json:"logprobs,omitempty"`
+	OutputIndex *int                      `json:"output_index,omitempty"`
+	Part        *ResponseOutputText       `json:"part,omitempty"`
+
+	// Response OpenAI's `response` object of a run.
+	Response *Response `json:"response,omitempty"`
+
+	// SequenceNumber Grows by one per event, from 0.
+	SequenceNumber int                     `json:"sequence_number"`
+	Text           *string                 `json:"text,omitempty"`
+	Type           ResponseStreamEventType `json:"type"`
+}
+
+// ResponseStreamEventType defines model for ResponseStreamEventType.
+type ResponseStreamEventType string
+
 // ResponseTimeStats defines model for ResponseTimeStats.
 type ResponseTimeStats struct {
 	Avg float64 `json:"avg"`
 	P50 float64 `json:"p50"`
 	P95 float64 `json:"p95"`
+}
+
+// ResponseUsage Null until the run ended; `total_tokens` is the turn's `tokensUsed`, `input_tokens` and `output_tokens` the provider's figures summed over the turn's calls.
+type ResponseUsage struct {
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	TotalTokens  int `json:"total_tokens"`
 }
 
 // Run One message to an agent and the work that answers it.
@@ -4132,6 +4554,9 @@ type MessageId = string
 // Page defines model for Page.
 type Page = int
 
+// ResponseId defines model for ResponseId.
+type ResponseId = string
+
 // RunIdPath defines model for RunIdPath.
 type RunIdPath = string
 
@@ -4223,6 +4648,9 @@ type OpenAIModelNotFound = OpenAIErrorResponse
 
 // OpenAIPayloadTooLarge Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIPayloadTooLarge = OpenAIErrorResponse
+
+// OpenAIResponseNotFound Every error of the OpenAI-compatible operations, in OpenAI's shape.
+type OpenAIResponseNotFound = OpenAIErrorResponse
 
 // OpenAIRunPending Every error of the OpenAI-compatible operations, in OpenAI's shape.
 type OpenAIRunPending = OpenAIErrorResponse
@@ -4531,6 +4959,27 @@ type CreateScheduleParams struct {
 	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
+// GetResponseParams defines parameters for GetResponse.
+type GetResponseParams struct {
+	// Stream Answer the response's events as server-sent events.
+	Stream *bool `form:"stream,omitempty" json:"stream,omitempty"`
+
+	// StartingAfter The `sequence_number` of the last event the client received; the stream resumes after it.
+	StartingAfter *int `form:"starting_after,omitempty" json:"starting_after,omitempty"`
+}
+
+// ListResponseInputItemsParams defines parameters for ListResponseInputItems.
+type ListResponseInputItemsParams struct {
+	// After The id of the item the page starts after.
+	After *string `form:"after,omitempty" json:"after,omitempty"`
+
+	// Limit How many items at most.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Order `desc` (newest first, the default) or `asc`.
+	Order *SortOrder `form:"order,omitempty" json:"order,omitempty"`
+}
+
 // ListRunsParams defines parameters for ListRuns.
 type ListRunsParams struct {
 	// Page Page number, from 1.
@@ -4647,6 +5096,9 @@ type CreateChatCompletionJSONRequestBody = ChatCompletionRequest
 
 // CallMcpJSONRequestBody defines body for CallMcp for application/json ContentType.
 type CallMcpJSONRequestBody = JsonRpcMessage
+
+// CreateResponseJSONRequestBody defines body for CreateResponse for application/json ContentType.
+type CreateResponseJSONRequestBody = ResponseRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookCreateRequest
@@ -6158,6 +6610,429 @@ func (a PluginConfig) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for ResponseInputItem. Returns the specified
+// element and whether it was found
+func (a ResponseInputItem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseInputItem
+func (a *ResponseInputItem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseInputItem to handle AdditionalProperties
+func (a *ResponseInputItem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["content"]; found {
+		err = json.Unmarshal(raw, &a.Content)
+		if err != nil {
+			return fmt.Errorf("error reading 'content': %w", err)
+		}
+		delete(object, "content")
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &a.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+		delete(object, "id")
+	}
+
+	if raw, found := object["role"]; found {
+		err = json.Unmarshal(raw, &a.Role)
+		if err != nil {
+			return fmt.Errorf("error reading 'role': %w", err)
+		}
+		delete(object, "role")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseInputItem to handle AdditionalProperties
+func (a ResponseInputItem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Content != nil {
+		object["content"], err = json.Marshal(a.Content)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'content': %w", err)
+		}
+	}
+
+	if a.Id != nil {
+		object["id"], err = json.Marshal(a.Id)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'id': %w", err)
+		}
+	}
+
+	if a.Role != nil {
+		object["role"], err = json.Marshal(a.Role)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'role': %w", err)
+		}
+	}
+
+	if a.Type != nil {
+		object["type"], err = json.Marshal(a.Type)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'type': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ResponseInputPart. Returns the specified
+// element and whether it was found
+func (a ResponseInputPart) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseInputPart
+func (a *ResponseInputPart) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseInputPart to handle AdditionalProperties
+func (a *ResponseInputPart) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["text"]; found {
+		err = json.Unmarshal(raw, &a.Text)
+		if err != nil {
+			return fmt.Errorf("error reading 'text': %w", err)
+		}
+		delete(object, "text")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseInputPart to handle AdditionalProperties
+func (a ResponseInputPart) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Text != nil {
+		object["text"], err = json.Marshal(a.Text)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'text': %w", err)
+		}
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ResponseRequest. Returns the specified
+// element and whether it was found
+func (a ResponseRequest) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ResponseRequest
+func (a *ResponseRequest) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ResponseRequest to handle AdditionalProperties
+func (a *ResponseRequest) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["background"]; found {
+		err = json.Unmarshal(raw, &a.Background)
+		if err != nil {
+			return fmt.Errorf("error reading 'background': %w", err)
+		}
+		delete(object, "background")
+	}
+
+	if raw, found := object["input"]; found {
+		err = json.Unmarshal(raw, &a.Input)
+		if err != nil {
+			return fmt.Errorf("error reading 'input': %w", err)
+		}
+		delete(object, "input")
+	}
+
+	if raw, found := object["instructions"]; found {
+		err = json.Unmarshal(raw, &a.Instructions)
+		if err != nil {
+			return fmt.Errorf("error reading 'instructions': %w", err)
+		}
+		delete(object, "instructions")
+	}
+
+	if raw, found := object["max_output_tokens"]; found {
+		err = json.Unmarshal(raw, &a.MaxOutputTokens)
+		if err != nil {
+			return fmt.Errorf("error reading 'max_output_tokens': %w", err)
+		}
+		delete(object, "max_output_tokens")
+	}
+
+	if raw, found := object["metadata"]; found {
+		err = json.Unmarshal(raw, &a.Metadata)
+		if err != nil {
+			return fmt.Errorf("error reading 'metadata': %w", err)
+		}
+		delete(object, "metadata")
+	}
+
+	if raw, found := object["model"]; found {
+		err = json.Unmarshal(raw, &a.Model)
+		if err != nil {
+			return fmt.Errorf("error reading 'model': %w", err)
+		}
+		delete(object, "model")
+	}
+
+	if raw, found := object["previous_response_id"]; found {
+		err = json.Unmarshal(raw, &a.PreviousResponseId)
+		if err != nil {
+			return fmt.Errorf("error reading 'previous_response_id': %w", err)
+		}
+		delete(object, "previous_response_id")
+	}
+
+	if raw, found := object["safety_identifier"]; found {
+		err = json.Unmarshal(raw, &a.SafetyIdentifier)
+		if err != nil {
+			return fmt.Errorf("error reading 'safety_identifier': %w", err)
+		}
+		delete(object, "safety_identifier")
+	}
+
+	if raw, found := object["store"]; found {
+		err = json.Unmarshal(raw, &a.Store)
+		if err != nil {
+			return fmt.Errorf("error reading 'store': %w", err)
+		}
+		delete(object, "store")
+	}
+
+	if raw, found := object["stream"]; found {
+		err = json.Unmarshal(raw, &a.Stream)
+		if err != nil {
+			return fmt.Errorf("error reading 'stream': %w", err)
+		}
+		delete(object, "stream")
+	}
+
+	if raw, found := object["temperature"]; found {
+		err = json.Unmarshal(raw, &a.Temperature)
+		if err != nil {
+			return fmt.Errorf("error reading 'temperature': %w", err)
+		}
+		delete(object, "temperature")
+	}
+
+	if raw, found := object["user"]; found {
+		err = json.Unmarshal(raw, &a.User)
+		if err != nil {
+			return fmt.Errorf("error reading 'user': %w", err)
+		}
+		delete(object, "user")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ResponseRequest to handle AdditionalProperties
+func (a ResponseRequest) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Background != nil {
+		object["background"], err = json.Marshal(a.Background)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'background': %w", err)
+		}
+	}
+
+	object["input"], err = json.Marshal(a.Input)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'input': %w", err)
+	}
+
+	if a.Instructions != nil {
+		object["instructions"], err = json.Marshal(a.Instructions)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'instructions': %w", err)
+		}
+	}
+
+	if a.MaxOutputTokens != nil {
+		object["max_output_tokens"], err = json.Marshal(a.MaxOutputTokens)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'max_output_tokens': %w", err)
+		}
+	}
+
+	if a.Metadata != nil {
+		object["metadata"], err = json.Marshal(a.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'metadata': %w", err)
+		}
+	}
+
+	object["model"], err = json.Marshal(a.Model)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'model': %w", err)
+	}
+
+	if a.PreviousResponseId != nil {
+		object["previous_response_id"], err = json.Marshal(a.PreviousResponseId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'previous_response_id': %w", err)
+		}
+	}
+
+	if a.SafetyIdentifier != nil {
+		object["safety_identifier"], err = json.Marshal(a.SafetyIdentifier)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'safety_identifier': %w", err)
+		}
+	}
+
+	if a.Store != nil {
+		object["store"], err = json.Marshal(a.Store)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'store': %w", err)
+		}
+	}
+
+	if a.Stream != nil {
+		object["stream"], err = json.Marshal(a.Stream)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'stream': %w", err)
+		}
+	}
+
+	if a.Temperature != nil {
+		object["temperature"], err = json.Marshal(a.Temperature)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'temperature': %w", err)
+		}
+	}
+
+	if a.User != nil {
+		object["user"], err = json.Marshal(a.User)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'user': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for Settings. Returns the specified
 // element and whether it was found
 func (a Settings) Get(fieldName string) (value map[string]interface{}, found bool) {
@@ -7286,6 +8161,130 @@ func (t PluginInput) MarshalJSON() ([]byte, error) {
 }
 
 func (t *PluginInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsResponseInput0 returns the union data inside the ResponseInput as a ResponseInput0
+func (t ResponseInput) AsResponseInput0() (ResponseInput0, error) {
+	var body ResponseInput0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInput0 overwrites any union data inside the ResponseInput as the provided ResponseInput0
+func (t *ResponseInput) FromResponseInput0(v ResponseInput0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInput0 performs a merge with any union data inside the ResponseInput, using the provided ResponseInput0
+func (t *ResponseInput) MergeResponseInput0(v ResponseInput0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResponseInput1 returns the union data inside the ResponseInput as a ResponseInput1
+func (t ResponseInput) AsResponseInput1() (ResponseInput1, error) {
+	var body ResponseInput1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInput1 overwrites any union data inside the ResponseInput as the provided ResponseInput1
+func (t *ResponseInput) FromResponseInput1(v ResponseInput1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInput1 performs a merge with any union data inside the ResponseInput, using the provided ResponseInput1
+func (t *ResponseInput) MergeResponseInput1(v ResponseInput1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ResponseInput) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ResponseInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsResponseInputContent0 returns the union data inside the ResponseInputContent as a ResponseInputContent0
+func (t ResponseInputContent) AsResponseInputContent0() (ResponseInputContent0, error) {
+	var body ResponseInputContent0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInputContent0 overwrites any union data inside the ResponseInputContent as the provided ResponseInputContent0
+func (t *ResponseInputContent) FromResponseInputContent0(v ResponseInputContent0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInputContent0 performs a merge with any union data inside the ResponseInputContent, using the provided ResponseInputContent0
+func (t *ResponseInputContent) MergeResponseInputContent0(v ResponseInputContent0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsResponseInputContent1 returns the union data inside the ResponseInputContent as a ResponseInputContent1
+func (t ResponseInputContent) AsResponseInputContent1() (ResponseInputContent1, error) {
+	var body ResponseInputContent1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromResponseInputContent1 overwrites any union data inside the ResponseInputContent as the provided ResponseInputContent1
+func (t *ResponseInputContent) FromResponseInputContent1(v ResponseInputContent1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeResponseInputContent1 performs a merge with any union data inside the ResponseInputContent, using the provided ResponseInputContent1
+func (t *ResponseInputContent) MergeResponseInputContent1(v ResponseInputContent1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ResponseInputContent) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ResponseInputContent) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -8629,6 +9628,178 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 	ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateResponseWithBody Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	//
+	// Deletes the response, so it can no longer be read, continued or
+	// listed; its run and the conversation's history stay. Write scope.
+	//
+	// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+	DeleteResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetResponse Get Response (OpenAI-compatible)
+	//
+	// The response as it is now (a background one is `queued`, then
+	// `in_progress`, also while it waits for a decision on its tool
+	// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+	// With `stream=true` its events as server-sent events, as Create
+	// Response streams them, from after `starting_after` (from the first
+	// without it), live while it runs; once its events are no longer kept
+	// (10 minutes after its end) they are rebuilt from the stored run.
+	// Another account's response, or one made with `store: false`, is 404
+	// `not_found`. Read scope.
+	//
+	// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+	GetResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	//
+	// Cancels the response's run, as Cancel Run does, and answers the
+	// response: `cancelled`, or still `in_progress` while a running one
+	// stops (within 5 seconds). A response that ended answers as it is.
+	// Write scope.
+	//
+	// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+	CancelResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	//
+	// The response's input items, newest first as OpenAI lists them
+	// (`order=asc` for oldest first), `limit` at a time after the item
+	// `after`. A string `input` is one `user` item. Read scope.
+	//
+	// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+	ListResponseInputItems(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListRuns List Runs
 	//
@@ -10225,6 +11396,238 @@ func (c *Client) ListModels(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 func (c *Client) ListModelPrices(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListModelPricesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateResponseWithBody Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *Client) CreateResponseWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateResponseRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *Client) CreateResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateResponseRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteResponse Delete Response (OpenAI-compatible)
+//
+// Deletes the response, so it can no longer be read, continued or
+// listed; its run and the conversation's history stay. Write scope.
+//
+// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+func (c *Client) DeleteResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteResponseRequest(c.Server, responseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetResponse Get Response (OpenAI-compatible)
+//
+// The response as it is now (a background one is `queued`, then
+// `in_progress`, also while it waits for a decision on its tool
+// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+// With `stream=true` its events as server-sent events, as Create
+// Response streams them, from after `starting_after` (from the first
+// without it), live while it runs; once its events are no longer kept
+// (10 minutes after its end) they are rebuilt from the stored run.
+// Another account's response, or one made with `store: false`, is 404
+// `not_found`. Read scope.
+//
+// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+func (c *Client) GetResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetResponseRequest(c.Server, responseId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CancelResponse Cancel Response (OpenAI-compatible)
+//
+// Cancels the response's run, as Cancel Run does, and answers the
+// response: `cancelled`, or still `in_progress` while a running one
+// stops (within 5 seconds). A response that ended answers as it is.
+// Write scope.
+//
+// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+func (c *Client) CancelResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCancelResponseRequest(c.Server, responseId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+//
+// The response's input items, newest first as OpenAI lists them
+// (`order=asc` for oldest first), `limit` at a time after the item
+// `after`. A string `input` is one `user` item. Read scope.
+//
+// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+func (c *Client) ListResponseInputItems(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListResponseInputItemsRequest(c.Server, responseId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -12918,6 +14321,272 @@ func NewListModelPricesRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewCreateResponseRequest calls the generic CreateResponse builder with application/json body
+func NewCreateResponseRequest(server string, body CreateResponseJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateResponseRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateResponseRequestWithBody constructs an http.Request for the CreateResponse method, with any body, and a specified content type
+func NewCreateResponseRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteResponseRequest constructs an http.Request for the DeleteResponse method
+func NewDeleteResponseRequest(server string, responseId ResponseId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetResponseRequest constructs an http.Request for the GetResponse method
+func NewGetResponseRequest(server string, responseId ResponseId, params *GetResponseParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Stream != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "stream", *params.Stream, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.StartingAfter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "starting_after", *params.StartingAfter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCancelResponseRequest constructs an http.Request for the CancelResponse method
+func NewCancelResponseRequest(server string, responseId ResponseId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s/cancel", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListResponseInputItemsRequest constructs an http.Request for the ListResponseInputItems method
+func NewListResponseInputItemsRequest(server string, responseId ResponseId, params *ListResponseInputItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "responseId", responseId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/responses/%s/input_items", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Order != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "order", *params.Order, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListRunsRequest constructs an http.Request for the ListRuns method
 func NewListRunsRequest(server string, params *ListRunsParams) (*http.Request, error) {
 	var err error
@@ -14560,6 +16229,186 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /models/prices (the `ListModelPrices` operationId).
 	ListModelPricesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListModelPricesResponse, error)
+
+	// CreateResponseWithBodyWithResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error)
+
+	// CreateResponseWithResponse Create Response (OpenAI-compatible)
+	//
+	// Talks to an agent in OpenAI's Responses API shapes, not the
+	// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+	// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+	// their base URL and an API key as their key. `model` is the id of an
+	// agent of the caller's account. A response is a run (`source`
+	// `openai`): the same turn, history, analytics, webhooks, limits
+	// (the agent's Send Message counter and its concurrency cap of 10),
+	// budgets, approvals and multitask strategy as Send Message. Write
+	// scope.
+	//
+	// `input` is a string (the new `user` message) or a list of message
+	// items `{ role, content }` whose content is a string or
+	// `input_text` parts (`output_text` parts in `assistant` items); the
+	// last `user` item is the new message. `system` and `developer`
+	// items, like `instructions`, are added after the agent's system
+	// prompt. Other item or content types are 400 naming the item.
+	//
+	// The context: `previous_response_id` continues that response's
+	// conversation (its stored conversation, else its own input and
+	// output); else `user` (or `safety_identifier`) selects the agent's
+	// stored conversation with that user, as on Chat Completions; else
+	// the `input` items are the whole context and the exchange is stored
+	// in no conversation. `max_output_tokens` and `temperature` override
+	// the agent's `modelSettings` for this response. `metadata` (at most
+	// 16 string pairs) is kept and echoed. With `store: false` the
+	// response is not kept: it cannot be read, continued or listed
+	// afterwards (the exchange is still in history when `user` is given).
+	//
+	// The agent's own tools apply: `tools`, `tool_choice` and every other
+	// member OpenAI's request has that agentd does not honour are
+	// accepted and ignored, and the `agentd-ignored` header names them,
+	// comma-separated, in request order.
+	//
+	// The answer waits for the run, its queue included, up to twice
+	// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+	// `run_pending` naming the run, which goes on. A run that waits for a
+	// person's decision on its tool calls is 409 `approval_required`
+	// naming it. A spent budget refuses the response, in the background
+	// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+	// run. With `background: true` it answers at once with status
+	// `queued` (waiting for a slot instead of being refused); read it
+	// with `GET /responses/{responseId}`.
+	//
+	// With `stream: true` the answer is server-sent events, each an
+	// `event: <type>` line and a `data: <json>` line with a growing
+	// `sequence_number`: `response.created` (with `background`, then
+	// `response.queued`), `response.in_progress`,
+	// `response.output_item.added`, `response.content_part.added`,
+	// `response.output_text.delta` per fragment,
+	// `response.output_text.done`, `response.content_part.done`,
+	// `response.output_item.done`, then `response.completed` (or
+	// `response.incomplete`, or `response.failed` with the run's error
+	// code in lower snake case; `approval_required` naming the run when
+	// it waits for a decision, the run going on). A `: ping` comment is
+	// sent every 15 seconds while waiting. Events are kept 10 minutes
+	// after the end: `GET /responses/{responseId}?stream=true` replays
+	// them. `usage.total_tokens` is the turn's `tokensUsed`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses (the `CreateResponse` operationId).
+	CreateResponseWithResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error)
+
+	// DeleteResponseWithResponse Delete Response (OpenAI-compatible)
+	//
+	// Deletes the response, so it can no longer be read, continued or
+	// listed; its run and the conversation's history stay. Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+	DeleteResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*DeleteResponseResponse, error)
+
+	// GetResponseWithResponse Get Response (OpenAI-compatible)
+	//
+	// The response as it is now (a background one is `queued`, then
+	// `in_progress`, also while it waits for a decision on its tool
+	// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+	// With `stream=true` its events as server-sent events, as Create
+	// Response streams them, from after `starting_after` (from the first
+	// without it), live while it runs; once its events are no longer kept
+	// (10 minutes after its end) they are rebuilt from the stored run.
+	// Another account's response, or one made with `store: false`, is 404
+	// `not_found`. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+	GetResponseWithResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*GetResponseResponse, error)
+
+	// CancelResponseWithResponse Cancel Response (OpenAI-compatible)
+	//
+	// Cancels the response's run, as Cancel Run does, and answers the
+	// response: `cancelled`, or still `in_progress` while a running one
+	// stops (within 5 seconds). A response that ended answers as it is.
+	// Write scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+	CancelResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*CancelResponseResponse, error)
+
+	// ListResponseInputItemsWithResponse List Response Input Items (OpenAI-compatible)
+	//
+	// The response's input items, newest first as OpenAI lists them
+	// (`order=asc` for oldest first), `limit` at a time after the item
+	// `after`. A string `input` is one `user` item. Read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+	ListResponseInputItemsWithResponse(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*ListResponseInputItemsResponse, error)
 
 	// ListRunsWithResponse List Runs
 	//
@@ -21762,6 +23611,845 @@ func (r ListModelPricesResponse) ContentType() string {
 	return ""
 }
 
+// CreateResponseResponse200Headers the declared response headers of an HTTP 200 response for CreateResponse
+type CreateResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	AgentdIgnored       *string
+}
+
+// CreateResponseResponse400Headers the declared response headers of an HTTP 400 response for CreateResponse
+type CreateResponseResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse402Headers the declared response headers of an HTTP 402 response for CreateResponse
+type CreateResponseResponse402Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse403Headers the declared response headers of an HTTP 403 response for CreateResponse
+type CreateResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse404Headers the declared response headers of an HTTP 404 response for CreateResponse
+type CreateResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse409Headers the declared response headers of an HTTP 409 response for CreateResponse
+type CreateResponseResponse409Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse413Headers the declared response headers of an HTTP 413 response for CreateResponse
+type CreateResponseResponse413Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse415Headers the declared response headers of an HTTP 415 response for CreateResponse
+type CreateResponseResponse415Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse429Headers the declared response headers of an HTTP 429 response for CreateResponse
+type CreateResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse500Headers the declared response headers of an HTTP 500 response for CreateResponse
+type CreateResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse502Headers the declared response headers of an HTTP 502 response for CreateResponse
+type CreateResponseResponse502Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse503Headers the declared response headers of an HTTP 503 response for CreateResponse
+type CreateResponseResponse503Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CreateResponseResponse504Headers the declared response headers of an HTTP 504 response for CreateResponse
+type CreateResponseResponse504Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CreateResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON402 the response for an HTTP 402 `application/json` response
+	JSON402 *OpenAIBudgetExceeded
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIModelNotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *OpenAIConversationBusy
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *OpenAIPayloadTooLarge
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *OpenAIUnsupportedMediaType
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *OpenAIModelError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *OpenAIAgentUnavailable
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *OpenAIRunPending
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateResponseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateResponseResponse400Headers
+	// Headers402 the parsed response headers for an HTTP 402 response
+	Headers402 *CreateResponseResponse402Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateResponseResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *CreateResponseResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateResponseResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *CreateResponseResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CreateResponseResponse500Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *CreateResponseResponse502Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *CreateResponseResponse503Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *CreateResponseResponse504Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateResponseResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON402 returns the response for an HTTP 402 `application/json` response
+func (r CreateResponseResponse) GetJSON402() *OpenAIBudgetExceeded {
+	return r.JSON402
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateResponseResponse) GetJSON404() *OpenAIModelNotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r CreateResponseResponse) GetJSON409() *OpenAIConversationBusy {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateResponseResponse) GetJSON413() *OpenAIPayloadTooLarge {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r CreateResponseResponse) GetJSON415() *OpenAIUnsupportedMediaType {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CreateResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r CreateResponseResponse) GetJSON502() *OpenAIModelError {
+	return r.JSON502
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r CreateResponseResponse) GetJSON503() *OpenAIAgentUnavailable {
+	return r.JSON503
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r CreateResponseResponse) GetJSON504() *OpenAIRunPending {
+	return r.JSON504
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteResponseResponse200Headers the declared response headers of an HTTP 200 response for DeleteResponse
+type DeleteResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse403Headers the declared response headers of an HTTP 403 response for DeleteResponse
+type DeleteResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse404Headers the declared response headers of an HTTP 404 response for DeleteResponse
+type DeleteResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse429Headers the declared response headers of an HTTP 429 response for DeleteResponse
+type DeleteResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// DeleteResponseResponse500Headers the declared response headers of an HTTP 500 response for DeleteResponse
+type DeleteResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResponseDeleted
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteResponseResponse200Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *DeleteResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *DeleteResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteResponseResponse) GetJSON200() *ResponseDeleted {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r DeleteResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r DeleteResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetResponseResponse200Headers the declared response headers of an HTTP 200 response for GetResponse
+type GetResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse400Headers the declared response headers of an HTTP 400 response for GetResponse
+type GetResponseResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse404Headers the declared response headers of an HTTP 404 response for GetResponse
+type GetResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse429Headers the declared response headers of an HTTP 429 response for GetResponse
+type GetResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// GetResponseResponse500Headers the declared response headers of an HTTP 500 response for GetResponse
+type GetResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetResponseResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetResponseResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetResponseResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CancelResponseResponse200Headers the declared response headers of an HTTP 200 response for CancelResponse
+type CancelResponseResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse403Headers the declared response headers of an HTTP 403 response for CancelResponse
+type CancelResponseResponse403Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse404Headers the declared response headers of an HTTP 404 response for CancelResponse
+type CancelResponseResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse429Headers the declared response headers of an HTTP 429 response for CancelResponse
+type CancelResponseResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// CancelResponseResponse500Headers the declared response headers of an HTTP 500 response for CancelResponse
+type CancelResponseResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelResponseResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Response
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIForbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CancelResponseResponse200Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CancelResponseResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CancelResponseResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CancelResponseResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *CancelResponseResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CancelResponseResponse) GetJSON200() *Response {
+	return r.JSON200
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CancelResponseResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelResponseResponse) GetJSON403() *OpenAIForbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CancelResponseResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CancelResponseResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r CancelResponseResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r CancelResponseResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CancelResponseResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CancelResponseResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CancelResponseResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListResponseInputItemsResponse200Headers the declared response headers of an HTTP 200 response for ListResponseInputItems
+type ListResponseInputItemsResponse200Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse400Headers the declared response headers of an HTTP 400 response for ListResponseInputItems
+type ListResponseInputItemsResponse400Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse404Headers the declared response headers of an HTTP 404 response for ListResponseInputItems
+type ListResponseInputItemsResponse404Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse429Headers the declared response headers of an HTTP 429 response for ListResponseInputItems
+type ListResponseInputItemsResponse429Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	RetryAfter          *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+// ListResponseInputItemsResponse500Headers the declared response headers of an HTTP 500 response for ListResponseInputItems
+type ListResponseInputItemsResponse500Headers struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListResponseInputItemsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ResponseItemList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIBadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIUnauthorized
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIResponseNotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAITooManyRequests
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *OpenAIInternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListResponseInputItemsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListResponseInputItemsResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListResponseInputItemsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListResponseInputItemsResponse429Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *ListResponseInputItemsResponse500Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON200() *ResponseItemList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON400() *OpenAIBadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON401() *OpenAIUnauthorized {
+	return r.JSON401
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON404() *OpenAIResponseNotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON429() *OpenAITooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListResponseInputItemsResponse) GetJSON500() *OpenAIInternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListResponseInputItemsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListResponseInputItemsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListResponseInputItemsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListResponseInputItemsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListRunsResponse200Headers the declared response headers of an HTTP 200 response for ListRuns
 type ListRunsResponse200Headers struct {
 	RateLimitLimit      *int
@@ -24777,6 +27465,222 @@ func (c *ClientWithResponses) ListModelPricesWithResponse(ctx context.Context, r
 		return nil, err
 	}
 	return ParseListModelPricesResponse(rsp)
+}
+
+// CreateResponseWithBodyWithResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *ClientWithResponses) CreateResponseWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error) {
+	rsp, err := c.CreateResponseWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateResponseResponse(rsp)
+}
+
+// CreateResponseWithResponse Create Response (OpenAI-compatible)
+//
+// Talks to an agent in OpenAI's Responses API shapes, not the
+// envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+// the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+// their base URL and an API key as their key. `model` is the id of an
+// agent of the caller's account. A response is a run (`source`
+// `openai`): the same turn, history, analytics, webhooks, limits
+// (the agent's Send Message counter and its concurrency cap of 10),
+// budgets, approvals and multitask strategy as Send Message. Write
+// scope.
+//
+// `input` is a string (the new `user` message) or a list of message
+// items `{ role, content }` whose content is a string or
+// `input_text` parts (`output_text` parts in `assistant` items); the
+// last `user` item is the new message. `system` and `developer`
+// items, like `instructions`, are added after the agent's system
+// prompt. Other item or content types are 400 naming the item.
+//
+// The context: `previous_response_id` continues that response's
+// conversation (its stored conversation, else its own input and
+// output); else `user` (or `safety_identifier`) selects the agent's
+// stored conversation with that user, as on Chat Completions; else
+// the `input` items are the whole context and the exchange is stored
+// in no conversation. `max_output_tokens` and `temperature` override
+// the agent's `modelSettings` for this response. `metadata` (at most
+// 16 string pairs) is kept and echoed. With `store: false` the
+// response is not kept: it cannot be read, continued or listed
+// afterwards (the exchange is still in history when `user` is given).
+//
+// The agent's own tools apply: `tools`, `tool_choice` and every other
+// member OpenAI's request has that agentd does not honour are
+// accepted and ignored, and the `agentd-ignored` header names them,
+// comma-separated, in request order.
+//
+// The answer waits for the run, its queue included, up to twice
+// AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+// `run_pending` naming the run, which goes on. A run that waits for a
+// person's decision on its tool calls is 409 `approval_required`
+// naming it. A spent budget refuses the response, in the background
+// too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+// run. With `background: true` it answers at once with status
+// `queued` (waiting for a slot instead of being refused); read it
+// with `GET /responses/{responseId}`.
+//
+// With `stream: true` the answer is server-sent events, each an
+// `event: <type>` line and a `data: <json>` line with a growing
+// `sequence_number`: `response.created` (with `background`, then
+// `response.queued`), `response.in_progress`,
+// `response.output_item.added`, `response.content_part.added`,
+// `response.output_text.delta` per fragment,
+// `response.output_text.done`, `response.content_part.done`,
+// `response.output_item.done`, then `response.completed` (or
+// `response.incomplete`, or `response.failed` with the run's error
+// code in lower snake case; `approval_required` naming the run when
+// it waits for a decision, the run going on). A `: ping` comment is
+// sent every 15 seconds while waiting. Events are kept 10 minutes
+// after the end: `GET /responses/{responseId}?stream=true` replays
+// them. `usage.total_tokens` is the turn's `tokensUsed`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses (the `CreateResponse` operationId).
+func (c *ClientWithResponses) CreateResponseWithResponse(ctx context.Context, body CreateResponseJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateResponseResponse, error) {
+	rsp, err := c.CreateResponse(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateResponseResponse(rsp)
+}
+
+// DeleteResponseWithResponse Delete Response (OpenAI-compatible)
+//
+// Deletes the response, so it can no longer be read, continued or
+// listed; its run and the conversation's history stay. Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /responses/{responseId} (the `DeleteResponse` operationId).
+func (c *ClientWithResponses) DeleteResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*DeleteResponseResponse, error) {
+	rsp, err := c.DeleteResponse(ctx, responseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteResponseResponse(rsp)
+}
+
+// GetResponseWithResponse Get Response (OpenAI-compatible)
+//
+// The response as it is now (a background one is `queued`, then
+// `in_progress`, also while it waits for a decision on its tool
+// calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+// With `stream=true` its events as server-sent events, as Create
+// Response streams them, from after `starting_after` (from the first
+// without it), live while it runs; once its events are no longer kept
+// (10 minutes after its end) they are rebuilt from the stored run.
+// Another account's response, or one made with `store: false`, is 404
+// `not_found`. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /responses/{responseId} (the `GetResponse` operationId).
+func (c *ClientWithResponses) GetResponseWithResponse(ctx context.Context, responseId ResponseId, params *GetResponseParams, reqEditors ...RequestEditorFn) (*GetResponseResponse, error) {
+	rsp, err := c.GetResponse(ctx, responseId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetResponseResponse(rsp)
+}
+
+// CancelResponseWithResponse Cancel Response (OpenAI-compatible)
+//
+// Cancels the response's run, as Cancel Run does, and answers the
+// response: `cancelled`, or still `in_progress` while a running one
+// stops (within 5 seconds). A response that ended answers as it is.
+// Write scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /responses/{responseId}/cancel (the `CancelResponse` operationId).
+func (c *ClientWithResponses) CancelResponseWithResponse(ctx context.Context, responseId ResponseId, reqEditors ...RequestEditorFn) (*CancelResponseResponse, error) {
+	rsp, err := c.CancelResponse(ctx, responseId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCancelResponseResponse(rsp)
+}
+
+// ListResponseInputItemsWithResponse List Response Input Items (OpenAI-compatible)
+//
+// The response's input items, newest first as OpenAI lists them
+// (`order=asc` for oldest first), `limit` at a time after the item
+// `after`. A string `input` is one `user` item. Read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /responses/{responseId}/input_items (the `ListResponseInputItems` operationId).
+func (c *ClientWithResponses) ListResponseInputItemsWithResponse(ctx context.Context, responseId ResponseId, params *ListResponseInputItemsParams, reqEditors ...RequestEditorFn) (*ListResponseInputItemsResponse, error) {
+	rsp, err := c.ListResponseInputItems(ctx, responseId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListResponseInputItemsResponse(rsp)
 }
 
 // ListRunsWithResponse List Runs
@@ -41036,6 +43940,1922 @@ func ParseListModelPricesResponse(rsp *http.Response) (*ListModelPricesResponse,
 	return response, nil
 }
 
+// ParseCreateResponseResponse parses an HTTP response from a CreateResponseWithResponse call
+func ParseCreateResponseResponse(rsp *http.Response) (*CreateResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 402:
+		var dest OpenAIBudgetExceeded
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON402 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIModelNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest OpenAIConversationBusy
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest OpenAIPayloadTooLarge
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest OpenAIUnsupportedMediaType
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest OpenAIModelError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest OpenAIAgentUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest OpenAIRunPending
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		if values := rsp.Header.Values("agentd-ignored"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "agentd-ignored", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AgentdIgnored = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateResponseResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 402:
+		var headers CreateResponseResponse402Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers402 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers CreateResponseResponse409Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateResponseResponse413Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers CreateResponseResponse415Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CreateResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 502:
+		var headers CreateResponseResponse502Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 503:
+		var headers CreateResponseResponse503Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers503 = &headers
+	case rsp.StatusCode == 504:
+		var headers CreateResponseResponse504Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers504 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteResponseResponse parses an HTTP response from a DeleteResponseWithResponse call
+func ParseDeleteResponseResponse(rsp *http.Response) (*DeleteResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResponseDeleted
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 403:
+		var headers DeleteResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers DeleteResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetResponseResponse parses an HTTP response from a GetResponseWithResponse call
+func ParseGetResponseResponse(rsp *http.Response) (*GetResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (text/event-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetResponseResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCancelResponseResponse parses an HTTP response from a CancelResponseWithResponse call
+func ParseCancelResponseResponse(rsp *http.Response) (*CancelResponseResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CancelResponseResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Response
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIForbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CancelResponseResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 403:
+		var headers CancelResponseResponse403Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers CancelResponseResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers CancelResponseResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers CancelResponseResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListResponseInputItemsResponse parses an HTTP response from a ListResponseInputItemsWithResponse call
+func ParseListResponseInputItemsResponse(rsp *http.Response) (*ListResponseInputItemsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListResponseInputItemsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ResponseItemList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIBadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIUnauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIResponseNotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAITooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest OpenAIInternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListResponseInputItemsResponse200Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListResponseInputItemsResponse400Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListResponseInputItemsResponse404Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListResponseInputItemsResponse429Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 500:
+		var headers ListResponseInputItemsResponse500Headers
+		if values := rsp.Header.Values("RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitReset = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Limit"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Limit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitLimit = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Remaining"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Remaining", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitRemaining = &value
+		}
+		if values := rsp.Header.Values("X-RateLimit-Reset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-RateLimit-Reset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRateLimitReset = &value
+		}
+		response.Headers500 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListRunsResponse parses an HTTP response from a ListRunsWithResponse call
 func ParseListRunsResponse(rsp *http.Response) (*ListRunsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -45004,6 +49824,21 @@ type ServerInterface interface {
 	// ListModelPrices List Model Prices
 	// (GET /models/prices)
 	ListModelPrices(ctx echo.Context) error
+	// CreateResponse Create Response (OpenAI-compatible)
+	// (POST /responses)
+	CreateResponse(ctx echo.Context) error
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	// (DELETE /responses/{responseId})
+	DeleteResponse(ctx echo.Context, responseId ResponseId) error
+	// GetResponse Get Response (OpenAI-compatible)
+	// (GET /responses/{responseId})
+	GetResponse(ctx echo.Context, responseId ResponseId, params GetResponseParams) error
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	// (POST /responses/{responseId}/cancel)
+	CancelResponse(ctx echo.Context, responseId ResponseId) error
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	// (GET /responses/{responseId}/input_items)
+	ListResponseInputItems(ctx echo.Context, responseId ResponseId, params ListResponseInputItemsParams) error
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx echo.Context, params ListRunsParams) error
@@ -46308,6 +51143,118 @@ func (w *ServerInterfaceWrapper) ListModelPrices(ctx echo.Context) error {
 	return err
 }
 
+// CreateResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateResponse(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateResponse(ctx)
+	return err
+}
+
+// DeleteResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteResponse(ctx, responseId)
+	return err
+}
+
+// GetResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) GetResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetResponseParams
+	// ------------- Optional query parameter "stream" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "stream", ctx.QueryParams(), &params.Stream, runtime.BindQueryParameterOptions{Type: "boolean", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter stream: %s", err))
+	}
+
+	// ------------- Optional query parameter "starting_after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "starting_after", ctx.QueryParams(), &params.StartingAfter, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter starting_after: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetResponse(ctx, responseId, params)
+	return err
+}
+
+// CancelResponse converts echo context to params.
+func (w *ServerInterfaceWrapper) CancelResponse(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CancelResponse(ctx, responseId)
+	return err
+}
+
+// ListResponseInputItems converts echo context to params.
+func (w *ServerInterfaceWrapper) ListResponseInputItems(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "responseId" -------------
+	var responseId ResponseId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "responseId", ctx.Param("responseId"), &responseId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter responseId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListResponseInputItemsParams
+	// ------------- Optional query parameter "after" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "after", ctx.QueryParams(), &params.After, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter after: %s", err))
+	}
+
+	// ------------- Optional query parameter "limit" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "limit", ctx.QueryParams(), &params.Limit, runtime.BindQueryParameterOptions{Type: "integer", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter limit: %s", err))
+	}
+
+	// ------------- Optional query parameter "order" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "order", ctx.QueryParams(), &params.Order, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter order: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListResponseInputItems(ctx, responseId, params)
+	return err
+}
+
 // ListRuns converts echo context to params.
 func (w *ServerInterfaceWrapper) ListRuns(ctx echo.Context) error {
 	var err error
@@ -46724,6 +51671,11 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.GetSchedule, options.OperationMiddlewares["getSchedule"]...)
 	router.PATCH(options.BaseURL+"/agents/:agentId/schedules/:scheduleId", wrapper.UpdateSchedule, options.OperationMiddlewares["updateSchedule"]...)
 	router.POST(options.BaseURL+"/chat/completions", wrapper.CreateChatCompletion, options.OperationMiddlewares["createChatCompletion"]...)
+	router.POST(options.BaseURL+"/responses", wrapper.CreateResponse, options.OperationMiddlewares["createResponse"]...)
+	router.DELETE(options.BaseURL+"/responses/:responseId", wrapper.DeleteResponse, options.OperationMiddlewares["deleteResponse"]...)
+	router.GET(options.BaseURL+"/responses/:responseId", wrapper.GetResponse, options.OperationMiddlewares["getResponse"]...)
+	router.POST(options.BaseURL+"/responses/:responseId/cancel", wrapper.CancelResponse, options.OperationMiddlewares["cancelResponse"]...)
+	router.GET(options.BaseURL+"/responses/:responseId/input_items", wrapper.ListResponseInputItems, options.OperationMiddlewares["listResponseInputItems"]...)
 	router.GET(options.BaseURL+"/status", wrapper.GetStatus, options.OperationMiddlewares["getStatus"]...)
 	router.GET(options.BaseURL+"/account", wrapper.GetAccount, options.OperationMiddlewares["getAccount"]...)
 	router.GET(options.BaseURL+"/models/prices", wrapper.ListModelPrices, options.OperationMiddlewares["listModelPrices"]...)
@@ -47094,6 +52046,20 @@ type OpenAIPayloadTooLargeJSONResponse struct {
 	Body OpenAIErrorResponse
 
 	Headers OpenAIPayloadTooLargeResponseHeaders
+}
+
+type OpenAIResponseNotFoundResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+type OpenAIResponseNotFoundJSONResponse struct {
+	Body OpenAIErrorResponse
+
+	Headers OpenAIResponseNotFoundResponseHeaders
 }
 
 type OpenAIRunPendingResponseHeaders struct {
@@ -58178,6 +63144,1423 @@ func (response ListModelPrices500JSONResponse) VisitListModelPricesResponse(w ht
 	return err
 }
 
+type CreateResponseRequestObject struct {
+	Body *CreateResponseJSONRequestBody
+}
+
+type CreateResponseResponseObject interface {
+	VisitCreateResponseResponse(w http.ResponseWriter) error
+}
+
+type CreateResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+	AgentdIgnored       *string
+}
+
+type CreateResponse200JSONResponse struct {
+	Body    Response
+	Headers CreateResponse200ResponseHeaders
+}
+
+func (response CreateResponse200JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	if response.Headers.AgentdIgnored != nil {
+		w.Header().Set("agentd-ignored", fmt.Sprint(*response.Headers.AgentdIgnored))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       CreateResponse200ResponseHeaders
+	ContentLength int64
+}
+
+func (response CreateResponse200TexteventStreamResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	if response.Headers.AgentdIgnored != nil {
+		w.Header().Set("agentd-ignored", fmt.Sprint(*response.Headers.AgentdIgnored))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type CreateResponse400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response CreateResponse400JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response CreateResponse401JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse402JSONResponse struct {
+	OpenAIBudgetExceededJSONResponse
+}
+
+func (response CreateResponse402JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(402)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response CreateResponse403JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse404JSONResponse struct {
+	OpenAIModelNotFoundJSONResponse
+}
+
+func (response CreateResponse404JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse409JSONResponse struct {
+	OpenAIConversationBusyJSONResponse
+}
+
+func (response CreateResponse409JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(409)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse413JSONResponse struct {
+	OpenAIPayloadTooLargeJSONResponse
+}
+
+func (response CreateResponse413JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(413)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse415JSONResponse struct {
+	OpenAIUnsupportedMediaTypeJSONResponse
+}
+
+func (response CreateResponse415JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(415)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response CreateResponse429JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response CreateResponse500JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse502JSONResponse struct{ OpenAIModelErrorJSONResponse }
+
+func (response CreateResponse502JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(502)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse503JSONResponse struct {
+	OpenAIAgentUnavailableJSONResponse
+}
+
+func (response CreateResponse503JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(503)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateResponse504JSONResponse struct{ OpenAIRunPendingJSONResponse }
+
+func (response CreateResponse504JSONResponse) VisitCreateResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(504)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+}
+
+type DeleteResponseResponseObject interface {
+	VisitDeleteResponseResponse(w http.ResponseWriter) error
+}
+
+type DeleteResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type DeleteResponse200JSONResponse struct {
+	Body    ResponseDeleted
+	Headers DeleteResponse200ResponseHeaders
+}
+
+func (response DeleteResponse200JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response DeleteResponse401JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response DeleteResponse403JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response DeleteResponse404JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response DeleteResponse429JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response DeleteResponse500JSONResponse) VisitDeleteResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+	Params     GetResponseParams
+}
+
+type GetResponseResponseObject interface {
+	VisitGetResponseResponse(w http.ResponseWriter) error
+}
+
+type GetResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type GetResponse200JSONResponse struct {
+	Body    Response
+	Headers GetResponse200ResponseHeaders
+}
+
+func (response GetResponse200JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse200TexteventStreamResponse struct {
+	Body          io.Reader
+	Headers       GetResponse200ResponseHeaders
+	ContentLength int64
+}
+
+func (response GetResponse200TexteventStreamResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	w.Header().Set("Content-Type", "text/event-stream")
+	if response.ContentLength != 0 {
+		w.Header().Set("Content-Length", fmt.Sprint(response.ContentLength))
+	}
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+
+	if closer, ok := response.Body.(io.ReadCloser); ok {
+		defer closer.Close()
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		// If w doesn't support flushing, fall back to io.Copy.
+		_, err := io.Copy(w, response.Body)
+		return err
+	}
+	// text/event-stream messages are typically small; use a
+	// modest buffer and flush after each chunk so clients see
+	// events immediately instead of waiting on OS buffering.
+	buf := make([]byte, 4096)
+	for {
+		n, err := response.Body.Read(buf)
+		if n > 0 {
+			if _, writeErr := w.Write(buf[:n]); writeErr != nil {
+				return writeErr
+			}
+			flusher.Flush()
+		}
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+type GetResponse400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response GetResponse400JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response GetResponse401JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response GetResponse404JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response GetResponse429JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response GetResponse500JSONResponse) VisitGetResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponseRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+}
+
+type CancelResponseResponseObject interface {
+	VisitCancelResponseResponse(w http.ResponseWriter) error
+}
+
+type CancelResponse200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type CancelResponse200JSONResponse struct {
+	Body    Response
+	Headers CancelResponse200ResponseHeaders
+}
+
+func (response CancelResponse200JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response CancelResponse401JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse403JSONResponse struct{ OpenAIForbiddenJSONResponse }
+
+func (response CancelResponse403JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response CancelResponse404JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response CancelResponse429JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelResponse500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response CancelResponse500JSONResponse) VisitCancelResponseResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItemsRequestObject struct {
+	ResponseId ResponseId `json:"responseId"`
+	Params     ListResponseInputItemsParams
+}
+
+type ListResponseInputItemsResponseObject interface {
+	VisitListResponseInputItemsResponse(w http.ResponseWriter) error
+}
+
+type ListResponseInputItems200ResponseHeaders struct {
+	RateLimitLimit      *int
+	RateLimitRemaining  *int
+	RateLimitReset      *int
+	XRateLimitLimit     *int
+	XRateLimitRemaining *int
+	XRateLimitReset     *int
+}
+
+type ListResponseInputItems200JSONResponse struct {
+	Body    ResponseItemList
+	Headers ListResponseInputItems200ResponseHeaders
+}
+
+func (response ListResponseInputItems200JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems400JSONResponse struct{ OpenAIBadRequestJSONResponse }
+
+func (response ListResponseInputItems400JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems401JSONResponse struct{ OpenAIUnauthorizedJSONResponse }
+
+func (response ListResponseInputItems401JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems404JSONResponse struct {
+	OpenAIResponseNotFoundJSONResponse
+}
+
+func (response ListResponseInputItems404JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems429JSONResponse struct {
+	OpenAITooManyRequestsJSONResponse
+}
+
+func (response ListResponseInputItems429JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListResponseInputItems500JSONResponse struct {
+	OpenAIInternalErrorJSONResponse
+}
+
+func (response ListResponseInputItems500JSONResponse) VisitListResponseInputItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RateLimitLimit != nil {
+		w.Header().Set("RateLimit-Limit", fmt.Sprint(*response.Headers.RateLimitLimit))
+	}
+	if response.Headers.RateLimitRemaining != nil {
+		w.Header().Set("RateLimit-Remaining", fmt.Sprint(*response.Headers.RateLimitRemaining))
+	}
+	if response.Headers.RateLimitReset != nil {
+		w.Header().Set("RateLimit-Reset", fmt.Sprint(*response.Headers.RateLimitReset))
+	}
+	if response.Headers.XRateLimitLimit != nil {
+		w.Header().Set("X-RateLimit-Limit", fmt.Sprint(*response.Headers.XRateLimitLimit))
+	}
+	if response.Headers.XRateLimitRemaining != nil {
+		w.Header().Set("X-RateLimit-Remaining", fmt.Sprint(*response.Headers.XRateLimitRemaining))
+	}
+	if response.Headers.XRateLimitReset != nil {
+		w.Header().Set("X-RateLimit-Reset", fmt.Sprint(*response.Headers.XRateLimitReset))
+	}
+	w.WriteHeader(500)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListRunsRequestObject struct {
 	Params ListRunsParams
 }
@@ -60842,6 +67225,21 @@ type StrictServerInterface interface {
 	// ListModelPrices List Model Prices
 	// (GET /models/prices)
 	ListModelPrices(ctx context.Context, request ListModelPricesRequestObject) (ListModelPricesResponseObject, error)
+	// CreateResponse Create Response (OpenAI-compatible)
+	// (POST /responses)
+	CreateResponse(ctx context.Context, request CreateResponseRequestObject) (CreateResponseResponseObject, error)
+	// DeleteResponse Delete Response (OpenAI-compatible)
+	// (DELETE /responses/{responseId})
+	DeleteResponse(ctx context.Context, request DeleteResponseRequestObject) (DeleteResponseResponseObject, error)
+	// GetResponse Get Response (OpenAI-compatible)
+	// (GET /responses/{responseId})
+	GetResponse(ctx context.Context, request GetResponseRequestObject) (GetResponseResponseObject, error)
+	// CancelResponse Cancel Response (OpenAI-compatible)
+	// (POST /responses/{responseId}/cancel)
+	CancelResponse(ctx context.Context, request CancelResponseRequestObject) (CancelResponseResponseObject, error)
+	// ListResponseInputItems List Response Input Items (OpenAI-compatible)
+	// (GET /responses/{responseId}/input_items)
+	ListResponseInputItems(ctx context.Context, request ListResponseInputItemsRequestObject) (ListResponseInputItemsResponseObject, error)
 	// ListRuns List Runs
 	// (GET /runs)
 	ListRuns(ctx context.Context, request ListRunsRequestObject) (ListRunsResponseObject, error)
@@ -62289,6 +68687,154 @@ func (sh *strictHandler) ListModelPrices(ctx echo.Context) error {
 	return nil
 }
 
+// CreateResponse operation middleware
+func (sh *strictHandler) CreateResponse(ctx echo.Context) error {
+	var request CreateResponseRequestObject
+
+	var body CreateResponseJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateResponse(ctx.Request().Context(), request.(CreateResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateResponseResponseObject); ok {
+		return validResponse.VisitCreateResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteResponse operation middleware
+func (sh *strictHandler) DeleteResponse(ctx echo.Context, responseId ResponseId) error {
+	var request DeleteResponseRequestObject
+
+	request.ResponseId = responseId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteResponse(ctx.Request().Context(), request.(DeleteResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteResponseResponseObject); ok {
+		return validResponse.VisitDeleteResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetResponse operation middleware
+func (sh *strictHandler) GetResponse(ctx echo.Context, responseId ResponseId, params GetResponseParams) error {
+	var request GetResponseRequestObject
+
+	request.ResponseId = responseId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetResponse(ctx.Request().Context(), request.(GetResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetResponseResponseObject); ok {
+		return validResponse.VisitGetResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CancelResponse operation middleware
+func (sh *strictHandler) CancelResponse(ctx echo.Context, responseId ResponseId) error {
+	var request CancelResponseRequestObject
+
+	request.ResponseId = responseId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CancelResponse(ctx.Request().Context(), request.(CancelResponseRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CancelResponse")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CancelResponseResponseObject); ok {
+		return validResponse.VisitCancelResponseResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListResponseInputItems operation middleware
+func (sh *strictHandler) ListResponseInputItems(ctx echo.Context, responseId ResponseId, params ListResponseInputItemsParams) error {
+	var request ListResponseInputItemsRequestObject
+
+	request.ResponseId = responseId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListResponseInputItems(ctx.Request().Context(), request.(ListResponseInputItemsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListResponseInputItems")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListResponseInputItemsResponseObject); ok {
+		return validResponse.VisitListResponseInputItemsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListRuns operation middleware
 func (sh *strictHandler) ListRuns(ctx echo.Context, params ListRunsParams) error {
 	var request ListRunsRequestObject
@@ -62618,752 +69164,824 @@ func (sh *strictHandler) TestWebhook(ctx echo.Context, webhookId WebhookId) erro
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P1rc+M2tjeKfxWU/rOr7XloRXZf0m3XU88otpJ4pn0ZW052ZpRtwiQkIaYAhQBta3r73b/OeX8+4vkk",
-	"p7AAkCAJSpQtJ+nZvWvXpC0SIC4LC+v6W586EZ/NOSNMis7+pw55wLN5QuDfJ0QIPCEXZJ4s1N8im81w",
-	"uujsd4ZTgvCEMPlKoBQeB507nGREvRZjidV/4YXjuLOv/3Xd2/0lfn33fvbm172Hr28/3L+V79Le4l/4",
-	"JuoEnZn+Frw+ExPz8s3e7fv0zewdez/v/bon3sh3d/fwssT2KxEX8krEnf1et9fr9T4EHcrmmRzyW8JE",
-	"Z393rxd0ZjwmSWe/M5nLnbfddzuSpCnuBB2eSefV172gkxIx50yQIZ0R1fj1m+7boCPhjStB4s7+7tve",
-	"Y/FeZ79zgtNbIgVKOL9F0ZTP54sDNCUpQVSgKb9HxyglOEZySmbdTtBJOZ/BNNU/rt+8fdcJOpLOiJB4",
-	"Nu/sd/Z6e+92dnd39naHu739Xm+/t9t98/bdPzpBJxMkhabqH9e7e687j0FHZFFEhOjsyzQjj49BsW2/",
-	"ZkTII5qSSJa3r49i+BWZVUdbckpQxNkdSQWWlDM1dvWb+tArse1uryQPUpEASRI0IwijX/gt6fpHVxvN",
-	"MbvgfFYdjR0GZQgjtSwBuqdyiqgUaJ5gOebpTA0PPu0Mxf6k/jnFjMEmyxTHlE12oilWL9v2nf1OTEXE",
-	"01gtmncT9MR+nGKJYo4WPENyStktwjc8k7AcUZamhEk0gz3/Py0nfSlTgmeKeKpnSOAZsbMP4AtwmpCw",
-	"LZzJ+oas39Nb/xIT0CM/4oxUxq4OBCJ3imvAuBmK1Uv5cDs03ke7I6ZO6T76NOrIxZyMOvujjpA4laNO",
-	"MCqOPPy+/NCPOo8jNmKq1z1fr3BCoVegCSbh1x+nCxTT2Gn8un1jvV5TGt0S1u12nU7e+DpR83/CtKCB",
-	"5majzv6nkcNrRp39vV4wcvnZSPGkYFRiXKPO/nsYOvDBkWWEux+CUYmdjTr7b3f3uq/VFxU/hOGVOOKo",
-	"8whz7FQJ4FtMEx/5zlN+R2OSojG8gPBYkhTWTRMmgs12yfizoguSpjyFxuZfan8iHuun/e8Gp8Prq9P+",
-	"D/3jj/1vPg7cwes31LWnOCnjEuE7TBN8k5AuvBcTiWkidJ9CYpmJyjdTggVn8OOJ2q9itVMsCUrojEpE",
-	"HiJCYkUrjw17d0FEVuM95kezYXCO0V5ll74clVZH5THoTAmOSQoiE2x5fDxhPNVrHhMRpXSu7lRzaGZk",
-	"dkNSgfjYMHy4I+DfmIl7kiKqm5tbOaFazpKcJwJhFqtbY55QNrFdbQco4rMZ3hFkjhVxxIG6Sm3PPI1J",
-	"eoDwjVDbfK+YNeOMoHss1LUtoimZYUf2U3eo+lYAn7yOppxG6nYiszlJscxSxefVZnb21QVE2QRWYTDE",
-	"E/+MUyJ4lkbklUBKwFDiBVYzQYRJKhdI4skBohLN+B0R+uYndyRdIHWpTwj6jkgkpvxeoC3McrlzRmRK",
-	"I4GwoDHZ7qJLwmLVyw2ObtX0j8c7J1hGU8RT9e9Tzoj+oWnSo87Xo453ahdYko/qvO3A/9ZneTwYfotA",
-	"SuFj9J87lffVB/PPvOu5XzffokySCUkrH7sgM0yZGkT7D+ZtSh9d55uCeCZ4SSLOYoEyJmkCtHpDmRKz",
-	"NB96pbaNxfxe7TWRovTxN3urvk5kutjpK17U/GXJ0T1W20vGPFU0JdNFdZrlL80oo7Ns1tnfDXxfrW1T",
-	"/dsn+EH1YE+SQHOSohllmST2+JaWYb2N9m5bfRAX9uMJGUtF2K4cZ1Z95WDeflhrMF4auGL0ASlNBW0J",
-	"vSnbCCuGQqPpmiSx+/WHt3tv3+6tWKPHoKMY2oxIy173+j9oDuLnNP29vromJY94kvOaCqPdCne7vTBQ",
-	"bCHsdV+HB5obzghmAvW6rwPFnKSWbnRHAi/Edmn8nd1ur6M0zc6+4f6doMOw0hnVGHfsIEvkiB8+EjaR",
-	"087+7jsfl+lbfdk3M8v1aKyY5piSNECh1qtHWa/3OqIx/JeE5YG2UL1hFnMsp8UcrOquFN1fMwp3mdYx",
-	"vPPZ6/V8Ezp0FMrj+Fx9wTs3V/GsTlE9Wz5DeGOpucAzwag0tGfO84gkVN1XTXsXm+fVud1P4+VTUy/o",
-	"mcW7eO/mdfQmfkvejb+evJ9++OXWP7O4GMzzZnUck9mcS8Kixd/Iwsccb4konSyBx0TxaeDN+0qVJ3Oi",
-	"OIS60aVVd2/JAqQYOSUjBr/c8HgBL1GG9t6gKc9SEaBxymdFKxxFPGMyMDKS/vCYpkKOmBGb8ARThra0",
-	"MA2fUB1vQ89K/425Yk6q3T1Pb5G8pxHpIquGj5gaGAwVMy6nJNXjogK92dtD4fHR4OT8bDg4Pfzp+m+D",
-	"n64vBleXg6PwwJnmlCZkxPKBISFpkqA0YwJ66X2o93J8en11OQi7qO8IgliOmNGobgmZg/4wpWwSIMHB",
-	"JgILrDvG45SIaRftqoXfe/sWzVPKpNIzRqx/eXh8rISoFEeKgx7kMzOr+UoUW0IFdM3vmRqMNUCMmDZI",
-	"UG3nwwulNOg3tfaPOIuIErumWCDCYhKrFTHqn54K/GpXFoWg4YRG6SjNrztiTUzVIcYdRY1+Ce7teO/m",
-	"6+gD2YlSgiXZsaYgLAQVEjPZCUqE//ZtoKSEnC2r60ZKkqoR/Nc/R6OHvd7OaPTw9eDn//Unr2B4PAaJ",
-	"sn44+nO1alotAhmWM7WK9ibK5WElNGtbG1VLSdCWupb+HG7vj/RW3VNB7PqYvoQ9Prm+INCb3b0RC88v",
-	"Bodnp0fHw+Oz0+tv+8cfB0ehpvBoSqLbvJ0ZE04JfFOmmAkcqaEv2wIjT6+Qnp31fbu75180JYs3LZye",
-	"0uveG00xjBv2oNSWNoun/svHCFdVIpRQIfWt/+cQbvOmWRaawrOn2qQuSDLTwuQcT0g+ll8zki6KoYAY",
-	"VRpCTMY4SyQou+rrRrxV/HuFsHtSmNfrK66FC216hDsqF4FCsMrYw8rHcPDN4Z7gO3Xwu/5rqLDnL7uF",
-	"ijVdbfMvFvvdm+qxra/8OZ6Q+lzVr4hlSms2F8xu0+qrnfEv/u7K1b7Ilso7aVYTc9KMLRcF1AvrCjlp",
-	"9nzZ5iJjl3DevqWJVz87U4wNriLF7VGk7hNQUqhA93jRtLz6EJcW+E8pGXf2O/+/rwqP1Ff6qfgqH0Y+",
-	"KLjlVw/KDkVLBY2jgadrjUa3UKO5jKYkzhLSJP4J87y65yKaLt9z9YLe83Hv5k30Ln5PeuO9yZvpu1/e",
-	"3878ey6KwTxv438kN1POb5smda8f10XaVRKtmVH09Wzv9g17N3//ay/VVPzgn9F9PpDnTMjx2RWGuiuW",
-	"W2VzdxIDfo3n84RGoB589YvQ6mY+i0/aSqubxKDzVW3BncBaeMF1A6ZcJTOvNOTCJGW6MNaQva8DS5z7",
-	"5quPubNUfdhvYi75Bcc4EeSxLW0P1EcG7I4kfE70wlXui+pcteMK25FQpkSJOwI2SBgy3Lrgy7MTNwOO",
-	"OBvTSZaSuIvya8i2MsZpXPYyZGD7GWeCCOs4E2is3kYR58lOzO+ZNpzaZq8EcgxMASKJIOh1D4ntfa1E",
-	"6F5fgeyL3vZeGzGJC/ulGIwDIN6jCKfpAoVOjyG8H5rt7ha7F+qFMbYSMN8EKOUZiMPZXB0Mx3LsMUb5",
-	"tsm0+Kr6erPhsF0vRRO/ObBtL+r1uklvaWvn1Saz3LL29QbLbGtteyqth9c41r4nWBN1kL7BsbHmPY/d",
-	"HJ/+0P94fHR9Mfj71eByWGY2Y0oSiKJQvObcHAJgK4YJzTIh0Q0xkvI+4nPCMFWatZymfE6jAE1S/muA",
-	"JpxPEhIgniR4hsuM55jd4YTGCDxGcABL33tRDlSZvgkWsCcQ/W/0CcEiBEjPGT2GiOGZ1f5jLpU+oG6Z",
-	"3HCKY90EVAjgHtbuGCCRRVPjsOB3JN1JOJsY29txrFWJf9tz/G99GrN4QuTAXrzPOpHfXB19NxheD/7z",
-	"cDA4GhyVTyTc8BCj9DbozElKuTqfMV7AqRREir50A38+DHs68Afck/8AsZTPc7us+nuupBfosdvb3Xtd",
-	"OpquuTjGNFmgG5ipIvY/ve32eur6hR7Q1p90+15vGzxwejQIS+QZzD9e9FBXVnAfYTts0CumPImNtTFj",
-	"zgRkbbLAipicqn8yE1Uj5gTfgihg3lGsz2gG0BpEFOgrt4w5nWyDQgy8AgxhwMIPEOMwmHss0AzHpJuz",
-	"IGA3xjiqJxGA/AOEEKB7NSHVSs+BMnhovCVbY8qomJLY2PdYrN+Hv7RFcQKGzKnSv3UPgqMxTrfNy8ZQ",
-	"UvK+oK2r4SGa0ZjRybSYrbZTGibIyIPUs/7C0z5Xnua6XE65/FZJm8/jbIdnpz8MLi77YFM8PRtef3t2",
-	"dXrUcRmO+1GQ68fqs7+BEpIPB20xbu5pq0OAnRMnCZx6c6q3Fd37J+RwEjBl2/5cR9GXY/G5HgvrodvM",
-	"kTgafDz+YXDxU8NxsB/7jY7Cj4Nvvj87+5vvMBjTydLjUJ+MPgq2rXsYrG/xy0H4XA/Ctzy9oXFM2LNP",
-	"wGA4uD6/OBsODodVeXeeckkiQ56E4ZvE2LWMAhqThEhynr8F4pyST12J7ABFCcGpkkpBvTvvDw+/1wKL",
-	"zwT2aqh9fahvfX2vVLdmKCTW1n74MuXshdXTy6tvvz0+PFZX1Png4uT48vL47PQSbWGdCXBLlFSJMLpP",
-	"qVTCZXU5QT4rdfP3q7NhH22VdNxfMy5xgMBA9fhFD/1sz2Q50OKYXYlnWqP9QQalO6oINzDBGVSgio8d",
-	"TqWNYNARhS95aLxjDiC6ojRQEw8SVkYb1oZ7YMIktBmZSkRMGKHSKZXCpb3nX47Nv8WxuSCZeK4Rxx/i",
-	"0ynbVjwHRanywIXBD2FCbAzZ/qaHRg9YmzzqByQfphEHEyxkHm/lGzvaKkVC8RRspl8ums/2xDBJUoaT",
-	"QUH3T/dADAcXp/2P14OLi7OLTtkzoL9ivHhblphojF6P9/CHaPuFpS93ZAHCDGWMPMyNFKidfQdwAGza",
-	"YYTTlBJQc6gZvPhC5J8tkYNj6sTS4yb8bCeDy8v+dwO/n80kpZbda0r1vyGIzOZyUVZXzMCQaoaMNZmm",
-	"JP5NPGZmItpIHKohgNw0o0JAfCmMF4zDnKOEKyGq4myDe0JfCrAAXw7K53pQ/sb4fULiCdmMUexvp2c/",
-	"fhwcfTdosIrln0Mxj7KZ0tn/8KZiz5ya7MR2Ul+ko8/1PJyQGd+UhfhkcHLWaB/WH/rjU391Ek2kP4P5",
-	"fCH8z5fwgTIPORsnNJIbdBd+c3X5UyUSEkKSV4Yz1+IZqtgkN5moJOukGfvDG6hGrGKhqroj1YJp9b00",
-	"YXXaMMQaYBbrDCMhUyzJBKx0YUp+IZEM8+Al9aYbqgCZs8Y+cY9hGHw+JzG6WeTrZ9Z7O3BCGdVmOaFT",
-	"OgpBp4h8Oemf70nf1B0HukTjJafVnM/glqtMo+mag/SYPJTZJMFAIDNoSiRFt2T+Rf77fA8Hj8kmTGMn",
-	"Z0eDwi7m3H0uCtmHTtCxAeqd/Y4OwXWtCIAUAtkCIbwfopgTHTVPHiigegDAU8zhNwgGw3C4kOSQllW7",
-	"Q2fl5IO8P0HSO6INYvAGfO8ARVPOBSnuB3g2tmFy6ni86JF2ljFwBlfkTpjQ/NI9t5WxW8bvmVqdlEia",
-	"kli3C/L3zcYGEPNboAtsd9G3kEWgP+MmEFRWyrkg4V0b7EdlNRFAbWVokdScdAT95MBJmxASLwQKdeJE",
-	"+IWFfKYsZDMXa+Uy69SDHX6XSzVQN50m18JnTOOmy/ULEX++RHzCYzqmTQBW3gxsnU5Syp4Gvhgf2BTu",
-	"CkFYuKhlI4R3/PhLX4jnD0k8Z3PC+sebTa7UEDaZ050326GWBbmPWqVbggzQ2WdZkhRpo+qiT69NwmVr",
-	"lqpnD4z1wgLEehhr6HYfoq8skI8zxXB/I0mVP0LOogVNgwxJgSBFsim5MqjkNk7onUlk+JLH+CWPsXTK",
-	"N5XNSLXH9toI8Z0VaYYm6XcfgaNVfRYDbnAmCiuWkVDIA4gh5oTbbkXHAW0offrFDrz3O3DyK0/CfYRN",
-	"JmLhl4WTrt+DU894gZgsEEahmnpYn/sBCmHqroai3ncTILdCuyr/7P3cTXlCvkSSfu7ncoN5jTp77dq5",
-	"Ln+TPEP/rUyZyMZjGlF1WUL084sc1epH4JxWFiJszk/McfEN7hesQDngqGQwgFiMfE266LSSVfjlMH7O",
-	"h9HNjfsmE4vnHUfXK3R9o7p7kqNsHxX+twZQSP/5+71vy9r8jZzc4C0zpol7vCgg08zpDGdZIqnE4vbS",
-	"eNJC15UGrrklA8FzJTjj5NqGb5mBmDf18Qe3m0UniUlENRypTveVnCdgNBEaoa3MG4wX78vh/6wP/4ay",
-	"rUpX0pykIBZyJuqR6f3zY8guyi3W4BcA83PezNjwqUAc8LwhHcp/4ItGL3bWq58wQrF/wqEGFTUpVBFm",
-	"2ijP4lwr+HJgPusDs8EIdRvJbSh33Qj1P4ZdqDwJRf5fotn/Bx6LTbmmwV/pORAv4h3eR8/3Yf8xTqGz",
-	"bK5dFjBiVvqkvxy9z//obcavq8mIcXkNvtuGExiuQuz3nSLr+rCGfgtV5PhicyMoRKH8gXS6yrKE++an",
-	"0D+rL57mf7MTdo4XCcfxkPOPOH1uxtZcd3YtOb9OoDv3lBl3hU5n1aY8gXZ7b96//fodullIrT/8MU0f",
-	"tZmZq6g8F3RCv/lyHj7r83CRsXMChXSedxTSjF3PTUfVqybN2AoTIJqoS4azvHqGK9PsayWcSoQl+upu",
-	"9yvgz+KrVVfXV2nGxFfLP/xHEfqc5bO2vYyhmMb65mWxrVgCdUQQBEsdXZ9fnP1wfDS4uB4enwzOroZF",
-	"SD6BzUM28h6zGE0xuNCpBFxR7Rkxyx7kBsuqz+DL6f6sT/eQ8xPMFrao1zOPOJbkGgJa/B66i3rAS1BC",
-	"RXmzZ8M6mo6d+4kXOnrVT+jjV5+atv4VU3KVzVcCRZzpqmjRAkV4Dg60lOBoSuKDSlCLwAthgDJNtaIv",
-	"QSz/Q4NYrhjO5JSn9F/PdZVb0Q3P6fUtWXjDWHiax3QYU33TuVOjIkya77/Y2fN9phSXYmZjrkDrX3Ax",
-	"A2Y4GfN0pliLib5XPOaO3xKYL3mY5/AGdslFNp/zVJL4hMQUD2HGz1n6rOjxeqa6vIZVrGCUqs531MeQ",
-	"RUCvfuaPK/37Z+iqANSa65iO8vFM7YvY8BmyqY2qx+f9nz6e9Y+uh2dn1x/7F98N1laPXzDfoDa44IuC",
-	"+29GyykIm1RteFFT/hnkXK93V1d1TbaCKXoXI0FZpB0atkBsXikadKyXpfH6iINSWTvPMCHJojzGg7wk",
-	"oJJyTZMvx+IzPRYXGfvWgP4/7zxcXJ1ef3t8enz5fRWSN68hpUaVEEnien5ompnYqSQlOF4gW4jgRQ+E",
-	"O+QgN7PYIZiConlOpZ5GaIuVFkXdvtD950n3m/GsKSLy50teZL9VRYLSGIICNSBjhTduGRgBWAorKZdf",
-	"IvE/b9L+EVP5bDu+Jawf+8fD49PvGvi6gZTxc/XcYXyPqazEo/4mh8KMvWDwy0b0hd//mx4KWyh1M0z/",
-	"8vD7wdHVxyYAGvuxPz4CTX0iTRA0trjrl3vhcz0CG3X/XPSHg+uPxyfHTYXn3Eqyb/YeW7qGEixfuICj",
-	"Z+CB17czJ+mOTV1u9O588d38j/PdbM5rc3Xavxp+f3Zx/I+K7WiZy+YFj4Y7nmATPpfNe1uuTi+vzs/P",
-	"LoaDo+uTwdFx/3r40/ngKd6WF11H3yCDL/6Sf3fWYOrWb0bGrNVWK1G5+dTvVecNjAy2TNsXSKZ/W5rO",
-	"SQh2rb/XB3idQzzHNzShkhJbdG1OUvsXeZBgOzWvpnAOjDf7hvOEYKYGOM/E9JRLOjZnQvhf02CXZiWq",
-	"jx9zNzm/+YVEsIzFINMGECkj1eE0RnyM+nt9tNvtdTUqojOPqDLLZSfIuzJwjMY4S+Qxm2fyhMe6IyrJ",
-	"zJ2tkKnZNBuAkaZ44TQ/y+RT2ztz97zP8Ix4HwgSZSmVoCzQlMzUZEufXrEYl/X2vvHZzyiFeaYnh2Pt",
-	"o8PJeWk3Wn5Q99TxEYa4pUmy1ixgSy9VM+/grWwDOX1jHJH1O8+b+j5gfIRLiPiVQGE2j7EkcV8CdmNl",
-	"Jx+Djs0S7+z/U+93mSz88yg+HpTPgY+kvXSar/fPS85oMf0aF5mnXPKIJ9/QPB65ErHy18uz04vzQ9+0",
-	"g7z5D01rGO52eyFk2ve6r/19ZGniORyVJVUvBbXR1gewbBk0idWG2EewhEXuSRof6H2PUUKFFCiMpliG",
-	"IFkyAMGbkxRFU5ziCCC2dInLLSoF+G4D5HwAonyN/CG26+xvFe+wTdfjSDT2vkafyCAbGRh/KsuUeLJW",
-	"iwo50LgT+I8ZdNxEBamkY6zx78u7gM2TY/+6rdqkGZE4xhI3c1aZZsQzqMaFneN0vavgHKdy5bI507Sf",
-	"aFiqwZ06MCAU1E/MJUTS74BiRdSLYh+Fav77aJT1eq+j/l7/r4Kzi3lkg+GQYiPwkIQooYyIABEcTdGY",
-	"Jwm/N0D16CbB7BaeHyCMwn00p2wSoojPZuZj6QLtvs2R6u4B/e5eO2Hq3CXoPOzAAHfaSej1ccMS9vf6",
-	"3xE5xOLWQUOr3xUQVygUHwnN6yHaMnKP5+RPqZA8XXwkbCKngB5NGZ1ls85+zwlLlGSijT0NR1oShrXi",
-	"s5yB0rhpq78fDs/7mZxW7vbaGbkhOCXptzydYfmkUyLyjpcP1bzXMFyzQXmudJWZK0LbuTg/1Kn/GvN5",
-	"t9tDMyKnPBaaUEMNq5ZAcuV4xMIJ55OEdNN51IWej9mYh0h/WKCt0IF61lfDK2GwBZQeGYDxfsSwQGHF",
-	"TRAGuaXTXFWvRGD8BgKFw/6lo++FByMWWmYSgkPMlgPGAEhP2URsH4A3rdd9nc8JMzNUUBJHLFSDCvME",
-	"E+trg7IOFekbtGAfNZfXEabZ7fgI0zK+Co+QaRbJLCVxPoUtQQjCN/yObJexy1cRBAyyeH85YTQeUYc0",
-	"9rq9HFDcXPvqnBY7VLx6o0UNQPAZMZ1DBLlRgO5FpSDJGG1hbXECnDCb05p/YQJAaHmXI2bQPdVb6tPE",
-	"mAS2fRukjz1mi7NxZ/+fnzosSwzgaulKyU9ZvpYsm92oDfo58AL85ngYW9gQFgIXrW62HSASTXlRSdRW",
-	"0n0MOr8IztJ55Fng5B4wzve6Pb+kp8nVIyReEmbL+YUBgj8vrUJqfwchss5X1fGCQwNvfSUIi1UX+d/Q",
-	"jW4ssbgVX02INM173ddmyX3XL9bXbrHyK1WjfA6WBNVurGhVuVdatPhIJjhamC+pj57rsbZuqr7394yk",
-	"C9uwRiF9hrwTUqtYGzMwI4fBQj3O5nGaPrxDyfkaZxCkWWEDlvByQqoxAnXfT/iO+RGMvBf43haKrLAJ",
-	"c8Gv5hNGgmnHKAJtpyMUQDPClIgskZr+dKx/XRDITZLtRBN98+USwQuxhlcC0fgAqT5NHpXDNiKeJbGt",
-	"gKmY4TMZg16lpx83K6utPgKK4tq8p9nPOj0XFL3e25cQ8XIF5gWQutdrbnWaUge1jS1x2H1zQj1LeFCw",
-	"WPuW+uNgxEBYB1kaBFwvi847Li2eBr/rdV+PmGER+yUWoT6gk2EB5LfGuqVtrWOD4E2ryCBtljFaiGLm",
-	"zUyjWQLW41jbnNnrvjanfbfbeyVQ6DHxhDlijmKRUULVOLWcMCYymiohwuZfh/29/o4xZIRfDKVlOxMZ",
-	"kzQl8TDFTKhF3rylqtd93cSfrAG1NNsmE+oaRpAqLb6c4VaT+L+j+dZvPiyZdTdmrS1bIX/IbbcvbcU1",
-	"DOrf2HylZ7hhI1ZJBPUJehZ5oWDoaCu8pSzWSLHmcegx3oDD+cEs+Aw/WCvO7t57D/9QXTasPHzhON7s",
-	"vmx0+YNOyrXvvFUnF+plsPCKW++8KtsJa+OuhPneOnvrqEGrLHMlRVGX86oKHIVy6Nt2qLyB7VmqnMMo",
-	"InNJ4idfkDcJj24bvLDBuhbDquv3EAa/JjH57gjHcLOOsvoMkq7QzApLkEPNnkOvyKokwkmexAjDzzcL",
-	"ZM7/lq6dH6BwTBNjfQCrnM+H85Qzqrpdu9ESRvJEVqFm2fKQLl3tC8MjCFP0+M9OJkjaCXRlH6dlMeIm",
-	"oeQ3tDvbUdVEwamU8xZ+Xni6dFVAHfTQoGKOTbeOeuajMnvvPYGx55KDh+WUbrLaAhmWs/4nnTPf0jm5",
-	"edq2qTNra+NNlxS4HYsFy7+wkgZ8WrqHLMYpnswcHEQoSKvUYh+dWHrY0Tqwl2Tmc8IaAoOwI02uTUTL",
-	"iaZxJxMs5OE0Y7f+IT2dia0na5jXy1uZr8fKzXSNp6vEDa/N+YVcgZu5W1eZSewpKXF7kd3MqJQATnXP",
-	"01vtfIVwg52888BJTVaaEotIAv8ca6AANY5fAPZabUcmp25TEwS9/CpxTnDtGnmG0CLsdNdiI5r30RkR",
-	"Es/mqvnY3GFKYCA76tHKK0Z/utWGlI2IvjAXbT8zJrOG20e/ZHnKgRJ/GE5CRJgpfqOl5FUqUW2PoBv/",
-	"sf9DMf7NMBMzADvthv1rp5lWnQ5ot9vLA5SsJ1JAOTCQbcVztVWILBU2VrS98vJHUWYb1VgyJilhERnC",
-	"lq05u5ZK8Lrq77p6r1+rOWMk12twQTxpbig3hmrOiL6WjG6T4nv1nyxNHA2nWcGpugkX4P7Spfu6Vqlp",
-	"NArN3OSUzdFHiu9LzPVmIYnPiNug6SwJQPStf1XPuTj7OLi+uhxcdAL9b4j/aLqmfAG7tZtKPD9MF775",
-	"kQrpsfE2TGyVGqZ0In+Y0IrBNMQXNY8j90odVq0tZfr7nt8jyW1oAgpLUlSIbnhm7yx1GF+J/I3QRDWM",
-	"mG6LtnooIfhOV2zjmdw+cIIeENbuy6LUUy6aj9hWmBKZpex4BtQtSbLIUc2nnPEsJfH2AZpnYqp+K8Lw",
-	"EU4hcXlUJG/5wj+ebVFaU7SszcZ/ZasFPX8p85I/mGKVpO16OLVdzx9GsiQir2bda++DLpPqWjay51vH",
-	"2kcBrjCc+ZzqjUOB5Cd/BIHIElnblFxmMedJny6obgomD7UfM8rcT+wGTxbiXfuDMcK0Cg1oIshyPMB6",
-	"i6Ju5xWu8wCRBxzJZGGvaMVrZmR2Q1LRZmFwycDQcrbe2IEnkq5wNJCWn/dFPmxqs+z1V7vGEvPrGoHn",
-	"vk/4DXtqo63wJblT3xuiG6QwBp2CBaGQOla/a2BcI4aR0g13BE8lvkkIBOJAXzbqIYR+Qqckqe4YSgKP",
-	"WHHPqUelqsk2JBTe9144T7Ey/qb2xfUtiy+vRy4xHdLVdsLnWggPoFolMSq8mosB/1ZvjGkqZIDC3PYW",
-	"Iq6judQvL2YzbG8t/L2Ngk+yBpasYD7r/iuNZUQOinhxsAWC3KfDvi+H/eHg+sezi78dn35n04vcR4dn",
-	"J+cfB8PBkVbOnCcaVxKuTKuIOE8vr745OR4OAe6g/qXyj/k3yj/nUJvuq/3Tw0Ht1+PT86vh9cXg71fH",
-	"F9VnF4O/Dg5rffevht8XDRo0pc2Y8p5gxPvtzHeNhrt17Gq/LW975qlaxgZ1ArvH/QcluFeOUzfXhdGX",
-	"XAWAPSNa9vZRv7ws0EVSkrbsbaheXZbIBn3lQwzszJes1jf52lQOCGdyqnW3unhuHpra5gG6ujxy43wz",
-	"JghcCwW58+wGDFMNAcY2nBjieIkU/ZW7NcyPlSLEufeu+3GKdXqEgTZ4ZTJvbMF5QEK4Gh7q+cA00NY7",
-	"gJib4USnWtanUBlyVT0y62YH5cxoyS7kkA61fbAHswV1lHAlvCn4Jb5i3jTZN0sG9zEn+Mo1r9by71Bh",
-	"v7b0J1xIu9jODqAZXiB+z/xpQITFc06ZPMkSSeeJORd1i80MswXItyLHf7JNNTJU+ZsTog3aHlPF3JOa",
-	"aGG3IEV3RlkmSW0KM3zbkMr03NNsTrAamXdBAnfZl2za0Iwjd69JzGKcxlpYg74lSecpFcR/f0b++KR1",
-	"ko2XrUHZvjjFLE58291nSIdSgPii/iVCdHXxEXbAbrNOktbF0osapBFmIxbhJNlHGAk6YSRG4fnZ5TBE",
-	"W5dmNZBBZxHIgGvY7DdBpKRsIrqCRKmin/4hoHFfDg4vBsNQ8zlB5Da6n3JB0N7DQ44YBGZBbcHooj5b",
-	"IF391KRIbWGGBgn9Fz67hIw4ZOa+rZoqTUbXfRoxZ25C4oVA85TP5hI0tIaco2XBlHhGpMF0WXbJl5cf",
-	"bPNgbcVoK1Td7ps0wTBAWKKZOua779Dfvtm26oTahVdixHA6yQCN4gDhG8jznRHMBAo/ud0EqCCvffQJ",
-	"3L37I2be0RN4fHwMSxN2DPf65Ii+qbTvE6UVCTi1LmFB3Zr7c5IKzl6Jovj+DRnzlCAqUZoxgbZMuC0C",
-	"y8y2c+6beKs3Hjg/Gf5Tq976WLUsLOci1lBY1WEh4nm9jVa3+v2UJ8ba0EXfEEFjc8KMEQlyXUkcqIWx",
-	"9aMhnXrEciSDnTFNbAONWwD51sb1jiSf7yTkjiT2FSoBpG9C7wjzG69zxJnVa2G5CY7VstK7dbkQntOB",
-	"4bi+a0FmKdNZ5ocpwZKgvi44ypT6TCcMjq5hDEyiGxzdduH+x/EZU6KUP6eqc0P56nFiCa4eO1STBrKq",
-	"3SG8ljeCYcdauMJJ0iJNyhGzfq5OBeLmEiLJecoliSpXgqN/TzhOxNpT1OL3ytVThJWQeLUu9zf7ov1A",
-	"wlOyHoHMyMxYmpa1OdFvFWbQQcs78aTyetHDkMzmCZatuyje1/pdSiPRftNPTAPvluvSwF49Uj05N2Wu",
-	"Vw609LJtfWmu3Vat85eX3nzA3XFiUm+WdXruvKpaJtmEsvZGzHN438eP51zIwZPkIps5+l1GYwKYF6va",
-	"X9RbQBZQu3V1l7Sldg+pO7lurxtdANSBTyFbOBZtKhBlNqf1AM2VomT4qUHlCB1obyf3dSVPEHKxOtLi",
-	"0N5Zl/C2arYQksz8Kq9+lstgU+Kg9wiJU6lFR7RlpaK9XtDr9Yq3tDrpRM7s9Xq9njfIoOVZLx1yyefm",
-	"jLenrhyQamP3QSZIao9iearBanCR3IqRhz6pm7F8hF1+by+W4jZ0CL3KjoK8prk9157by70i3eUpeOgT",
-	"8sUVrX+TKRl/TZ8fmC+Mw/OWkDk4qfM65zdGQFOCbE5k+4jOdCRATUwpzPn56TOTbQwmbc369PQOObsj",
-	"qSj81/jhWLfedSk9Z4ulm3uN7+QXee0jvoCyGU/pGgmD+hPOFV6aRK+Vbw/SZmFtnciD9rJ432xxoOE0",
-	"tFieq4w511GSdhddGcnayug4JbkWKUAQ7f7OQjUQcKtrxJySdiLxN5RDTuSTpWGf7Fo9gISBLyxAR/Cy",
-	"OUpQ43qcCX10NiXvfhFkVwqyVvRcKRqeYp2b/HSRNKetzcilK2nfjvi3lleLeeaMbs/HSD9XGfaLINhG",
-	"EHyy2AatnigU6Ssy9jgWltlhPt1gQa6zNHn8SvsXvtKAgfDHNY01QqDPOloyf7T2LWkzRA7/re+z697u",
-	"L/Hru/ezN7/uPXx9++H+rXyX9hb/wjfRWnbZJ+hYbeRmV4p1F/Pn5dJK/Ew3lLupG/dFucP0e7mX+7CN",
-	"iO1xYbVb/mw2w6kHSqCSneoEj7iO/9bkZtNJlzUwTgtYBgiG92aVuiNYtbBavIl97h548KQz0wRVsA5u",
-	"y1LQVju0Fbh+zgQ3QOB2qV6EwO0wN0vgbYIt7IufOyVvYIdfZmsHDxZzaC1N0K/35YBPxj0ZKGWvrO5D",
-	"1L9A1Kf/PUUlW1OS3aCcoFduAxtrtuBFttcfKqwllPYuvdJN4xHC8YSyVqkF58Wb3pMuOqXelk5rAytv",
-	"Bc3Nr/tJrsm2ZXwQT5Ybqo4bsNrcdxyrmcB3JAbYVtZ9ORlzRmZGwrzZu32fvpm9Y+/nvV/3xBv57u7e",
-	"Cy8GdcHbKfSX+t2l+WyCpL6V6WtPPjjOjZVq557G4PHl6WI13gVc4HZvzADy0bvL17jhp4YPlQe2iyRH",
-	"uyU1y1o8UzqbQeAFpB5r9N1oSqJbk9ilnpMYJaD0bJtMiTy91RcaA6eUp/JbShKzSBAg0NkvSd4ea646",
-	"B5pBCyS40hVvFm4Ertu8LNT/3DgQG2tdPZor7QfQ8kfKYn6vDR1Mp3et0WZO0itB0iNMk3afMzV0KlSh",
-	"BmsHUOm0kQ6guw2wJr1+L8KbiuBju78YLKiAa5D/U2O3Nu8vdHKoq/f/FoJh0BmnfLam3y9t5fGDmDMS",
-	"azzwA0Rmc2mio+6pIF6GKvlztOOC08CcoLt8sJ+7qKvnrA14flMVvEAEwgY2FGIXBZEH1ptqwtUMW3wl",
-	"FBc1sbvNJNtMqkZyqcefF/b5lqZJLMc8nXmTgZ5xw/pDFl4gmGGTBp+Kn7bllNc1E5WcnQ2eU7uNjRQ5",
-	"5DxZP2S0uTTMeExS4hFDgKPledSS80SgORbaHPvujaJ3HfQ3NrmPnqJmpYjIZYv618uz07Mi5wFOiv+8",
-	"nRyeWwFDe2rDWTQPYXzdpwttalGtyOaPM8zFp3LAoTPFYi2X7p2uypLXxShvY8HiPeC2dlFW5LLo95Zy",
-	"4HwwvoJ1amRrqlPVefly/mxn6/W6usQQdBfYYS+f7QZEGb1qLyLK6PSiJ7qzF0hkN4LkGYe2IprxWQdo",
-	"nmQ5blDYRQMcTfNwIBMompJ5giNiAYTAwc2ZCVr9nV3cX7zVX7zVX7zVX7zVv3nEZb4cX/zcL+Dnfoqt",
-	"Wt+THntMBAq8B+1RHSVhb0YbxaWTigAUC+mWwLyfXb3x89BLXF3ErtsKyWQTliC7dy8oQP2+ruvApcIn",
-	"ls3Un12+L5+LEYXhZCENEykvbhsLWNm+wCRJTQLa0g2x3zy2DbT6tE6Iat7HN1l0S7yIKautZuWl57KF",
-	"DJh/d6hfr669a2LL1yPvPJ/m0q0wU/IgGAh5JeIlOd5KQaAFJ72BjpBq98TE7sBRN+t5vkZCbHg6f9uz",
-	"YoFa6DL0Q+P34Fpdc+NuCRNXgsT+cUjOk0NsqrFUH9eBJlInlkJ0St0H+Rbk6+J2X5/y0m1+JrfOD+7G",
-	"WXXteDrG+ynPUmi88JtAK8fDh8KRuxQ9goAbPq8TVe+IrZ2YKmbrTzhvfzLcvjZ1MCpyY5YyU5qKsJiY",
-	"clxzo6SgMaZJljbMA1J/h0Bw9Y5B0EVbWhjdRpouXQCj6vz837DZAJf4zmdWPDGPbWJEqccA3Syc7HJj",
-	"e+yfHzd9quAP1a/oJ2r4N1xOEeRx7CNch9kq8L409IC857oUWl5T3uSldIHJ2p5D/bpA5MFc0wYpj8QB",
-	"4iwiUDfZP25djrtpHzSGJNoyKNyUs6dvRlphkG10LPWukj/F2syvQqicJ2AjFo53aoab6tOqngZNNO92",
-	"hSXSSORoK+S3+zpjPNwOnARonqjFiZIsLhlknK8pMvB86IgKSVkkgUxARUBizm9X8wg/gKPoBBWOZL9c",
-	"4fvuwazQx8pLwVm46umrEICXG5us/iOTmL+uhAzNSRMOmYEnWM+YeeGaIYETvBLIgTrQyYtKLw7N5/fB",
-	"JueWAikmqMimwQdbWNsdRfXt6oBs02WQz37Zwp54SzeHjNyRNNxHjGtMDXO0jWsDsBMOUKgxOMN9k+LP",
-	"GUExJ8L1HUJHaizwqv/WNENZaVr2brGFbFhDeK7SVMmY9O4NRH/YjK8VulDxdd8i5yZfDyaFqRqu8d2A",
-	"dCDZS61h/hPaKvK4sHq0QxL9QLWGq5oz0iJnM7fdriwLWrHy/qxmkeNDrZu56DLWBSAuxSBwmKr9fK47",
-	"g7r/NFmEgLdzNTxEMV4EIxYaJKXid4PSFLrxIaVW4BGEzhUjGzHNIgm+Bb82lV0UfjcYIps38MlEBzx+",
-	"JTTyoZjyezjZM4QnmDIhVR9YQ1QAnFMXfaOxQeAracZsfqZaTJwSoR9oXCyDJVPuQXFrCrYzFvN7tDWm",
-	"jIopiQFqRNcwhQaAPCIkTZIRm3DKJmiK74jpQ3A0xun2AVQIx9HU+EK0md+geWZsH73p7Y3YN1dH3w2G",
-	"14P/PBwMjgZHgHdty/AGCKNQ31ghTAdYF9xjgE0DgV4jNjf++Fw42YLy5Eam2Fa9KBKKs0QjxjONeGOl",
-	"FCxuuyPWhw9A36BqkBiZyQOMCCs8uAllpGsWsSunKRFTnsQjphbH/EoeIkKUhDnhiGcSYYne9/4Dlm+3",
-	"1/sPI+Yo2tAL7cMWiW3UEnmIkkzQO3Jiga01669LwjP8oF+AZFDFjT1Y2IWc7ICovdg3qiFYL/QhX6Kr",
-	"5g39hKTynKSRF4MNTMlTnJJCMYezMcdCKHH0fQ+IrLrZdifdh3bPnRvmfS/Y7fV+9klRenDNKKjOuXsl",
-	"QB1Sl90twuZzr/SBjTVZKuICSOUR26qOVbMkNf0Qve9tg2qg2A3aqgxccbX8zd1eb9u4OidcaQOZLIjW",
-	"LBJwA6DfALiCuk41MJTeFjUkELgjLIAZ2AMGqyuMegF1V9Q//YfgOaFjTTWOtf3azIKCD3JLRHxOhINm",
-	"rJj0tjcwAkDcvErtMKcguEu6Hf+JiFrYRj3UqxtTHrdre67ffTJqYcRXWzz1ly7hVYt02Kzul64ZRSfm",
-	"msnLr2M1XXQPOBvZkjVsCgAeWjRovcPAQu0+lwKl3U1v3OmqgQZmme+BQwfOxIv9XQGt+JlYoUuk5GFU",
-	"OTeyjACDuBPhhLAYpyD38FQLR67s7cbU+gRvl7A8xKR2V/M/yxA1VPi+G8ERgNihdveVKAV3oK2ylLYd",
-	"WINJDsVZijE0TgVb8dHgWfqHXYOaWE827ZdC+wPE8EyjZYCxhfPZcazGShJB4Cd9EkzxGw2pb+03SUyE",
-	"1OjY9QgU1wC0FvJEUcqhCj2xRDMJOlZGW+kFdmbvxlnqqbfwjLrMYb1k4XxJ/OegjO2x3p3U5NVdEcpv",
-	"EyDcglaOMNTc1B+IB901T67IVVljZqV418oppXJq+PyC4FSg3Q9f95Ts8eHDhw/qBrgaHgaaktU7GhrG",
-	"iQdCW296PXUAlHpBZcX624xQ7V23vV6L9X4q5axc2Dyx9HNf2TlOJW0qc9emgJhekbyG2BIC39jumKJj",
-	"KzapqbyvEFRI3MDuD6HEY0JiZ4u9fLbBjOYspy8+HuwrYGF/JdA4wZMDXfsgl5d0iUkUZdJkUq7wMbm1",
-	"2Oy3fUtSndfzHGK1Vdq0X6wSOlTPtkuS9SJxoimW67WYc7FWi0f/NORh7rrwuDfmhPWPXwkUqvF1Cy9H",
-	"aOBqPQWfppxGPjfPwCnGo18qRfCsCNRyhnkIjZekQtS/fcXoAxIk4iwWJdZDmXz3ptNcELZiCFarEM3m",
-	"yU7oVH0BwxGisVdzy4MemzTDhnZmj9ZamCIoP2tTy6Hc+EqfE184Uh7wZdfXyYAwu20/+fNKIutb9lZl",
-	"fyv4no8E6mEqYMS4LnwF7ef/LTQ1QI3gfo3Jw9JQh/X6tx67nCNVVxq+V3QeVCazemXzgi8tz3A3MqVr",
-	"1j3JZ/kJtilrRjQAGkDQ7ZPPdsZuWx3wJx5huObwDJyE2k8Dw9VFPnUd3uXneCMnFab5Ox7XlsTUdMxi",
-	"krS4g+v9HUG7x+A55xQ6an1YGw6ZnsATj9iRnb2npgzzp4+3kVOXsckWl3d9XeqRtVmSoIxJmuS1qgrq",
-	"zytf2aJJQvJ5qRqS+kGtUUPJkmZeXdC6w+69zKgN69fLbGv2LvNUl/enMbffWrgqdz3U89XVnwHdfWFK",
-	"/B6Y8gWqmUBbIZ3hCeBvhQEKITbgGmcx5erPMU1IGKBut7sNQJQGFH215Q+erqbH5fvd10Uh9U4GpUwj",
-	"HURDBbLl430bvWInijKdsrE6OlR4ANRO6+E1x0QvbGDMpqXFVgv1C6cGWp6Re8ghyAUuWH1hl9KU2aEM",
-	"8Bfsocn9cjMca0dLHpRSdhOvouVPT7rEHBKtXWI/19Zx5dlosRdPSkTLJQPVFyo6E1ao7aITE3/PuDTV",
-	"DtCUpARtCTybJ2pzx5QksQhQCJE8iugZVME24s61vqfdQ2Dr7+qILruNLnXye6glAnkgCM/nyWK5OXE5",
-	"WklQMkweFLwvVBp3mNOKSf1m5L5w6xYlPcqpHEBT5EEbMp5AIma/Go2bK2ybS7QKGpdQkQ1nV6QPRmlj",
-	"Sq5morx9t9JUJfCYyMU1jQmTdNyiqk9VYLExvUrGKoGE+M3SplC0MGE2O5D8CCVfdXHipdIsHPOGw+3Y",
-	"j/RgrnXoxZpbqOvNnpmmxlr0lDWpFczSstpS4/BSalrrWnTElvYDr7D+ZYk064s+ucRTM6m1WYmylrVM",
-	"SmvQyO3t6FUDNiHIeSyFdlQtJmgG4Bl8JqdcJ9pb/tVFZyxZWD4HBbzzKzIs/DYQMlMw4JLTjGgzXNrJ",
-	"k+OCuqFSxzUqeTpjUcsb69LhA+5ULmunHQKiJN5HGtfU1w14HtFfL89ONdppCCEzwkRWjXmS8HstTmB0",
-	"k2B2C88DRFis7jAdn6g/8s+js9PBz6GJ6AHEJMw0QIsej8dvG3QeduDZjqaBpzASU625YZ0awjZKVbBx",
-	"/R7X/C1A2Mr5aWDnZIPPg3x67QPofHaHVaF0WtiA2Ne85LdHGCpz1RWcrMrgy0fdBBVf59p1ldDAl+to",
-	"QUAG2qARGk25sPOFma51b2phlamlzW2zWoW78g80hFj2ax2DnCPUyCxlr4QSu2xocniAQp0QkL8LR764",
-	"I4vfU+2nsZkIrwSCUvtEIJEB+he/M8URzHd0QPdWT3sCqFQ8UtdVgAhfjGCQ2x4rUvXrDQlC7sCbwteL",
-	"ZWih65d7DDwDqXT5c4sNakI6gRCQwtsvcXJr04GpFJoDH8fhdlnONf6WErSeCTik2tFud9tUfO2igba3",
-	"GdgHPCMQDXtj6xq4bq2990FnjqUkqRrlf/3zv0ajh15vZzR62B2PRg9fj3/+8598d5yDs/AUfKJCkH1d",
-	"EVyDTsborxkxj02JlEPOGGkoroiLCrYrXPimC6fypzrYwDbXjEKy1+KxR6M+r8R9qrszIvSuKXPBvnbm",
-	"i3rO814cNEWzjZ7z0TKaoRTBsASDjNpyQ0Bqpqy25n1wwiO9pMTvnRCUtcDpKcV2tSkVXeyjqRZdPdJ2",
-	"cra/fI52SKXtK6+/93jXCMcfYMetVmprnprQLjugOttryDd3E+5bAEPmry8f/G8Khvc8SvQm2j+bMApY",
-	"u2YS+YxD4orp+1F118NrchhuO8Cm1UN6pre+PL2N++orxONx65o32CREWxCLT9kEIvTuMZVg5QIbpgkt",
-	"RpIjiW8JonI7GLEw55VhgMKYiuJvSFmZz0m8b729BjNQ9W1JdcRSMuN3kDdgYQi3XO6SB9FQuY9ucKwz",
-	"DAPFlhD8frMYsVKOwQEShKBQU364rYelhFM1pCglYMPBiUAzKgRlk20dCZ3bH/P10Lqpno1aY2dyOVIn",
-	"/Ayd+9U+LbqUAtkqNMIjSBc7XhOjo8GiX01KKnoPVsalmcE2gSg3cPV2A6Fxqy83GC7aWB5M42qs0/OC",
-	"lczAzlNyR8m9B4NOSDrDksTDJbL7ugXUKqvxuIliaTVCfNxAebQywXh6LCCFPFCuBtRvnS+1AtrLTTV2",
-	"3Z2ZlSsG6jEEtV1cTQnP5vkuVb0Az88Xqza+ZtCfzeJPNgysFKjdXu6qYqIrrXFNUPRbyuJ1wqH/RjUS",
-	"tFKlzFF8mjJ16Jet/Zn/z1OAVodzVxKYOZ8JMGL4NR2dmbduJksB/FuPo7XY8CnR6FYlnIt9ne04xQKJ",
-	"hMY6C2rspK4UZeb3KvBieV15UOAYZw0A0lQ2mZDBQVZCXQgg0lNy9N77pTyYIAX3mfmkY4R4vzystprQ",
-	"n5JIlswhjTuzHEYfCL2kDJQI0d3WKnWvOrSNlYGW1/gRTrtVQSpxp96s5bCezZRr83wBzpx/Y3OjfdFh",
-	"1kLAwbRWdpcuN7T9L7+hrcpq65qJ4loh2sImESfQqaPgyYDoNc6ITqCGLMswhhMUoi2bhpSbr+FsbLuu",
-	"HdUjyO6qSZPkno9vQ4pnacNepJqLxRheUcylOrfNkeJL6bD5B9pF/jvFU8RkTTlhRiRuM20zkhP7+rL8",
-	"Ao29W+SKsWSx7+QWYJtZAIp2FSFJ30I2Qs0P27s5BempdqE2OaLoPuWSIKqLGd9P+ayYlwEQEKuvOzer",
-	"wtXf3JG3JKNNH+wlKtvvdb6dmW7umLvL95Kn/dyRe2v41ilRB8d1H0V8RgQap3xWyiedU2u9SbUVIiGT",
-	"FAM64T1VN5f3AjhqgbG9QEeDj4Ph4Pr84mw4OBwOjnJzFUYapNsdCWHNlqIjklB1qdXLxMy1o75j1pnE",
-	"YH7SOB3+rvRUXeDn9nFxIdbxAleCpCLcR6YzxLIZSWlkHHOxQFuYIcJkulAiekwnVGrGtj1iPEXWeC/Q",
-	"VoQF2aFMECaopHckQBglBEPwQfiX0EbBbR8AMxwxxtkOOGMC7V6VUyKIwbmCEDqDNKLufn2BF5x1Ky/p",
-	"hBkjiRgx1UJHM4zBcrftwz3A8YyCg9PmL7UC0inSi34O6vBcsGrFarlrsg3M0GAyKVYYE7bQzijrHS1i",
-	"NtXy2u7K2oEidITR0Yn1m4Kz5iDXkd72jEJifI5ve49Bx93etbO0YE3XhGvnMUmNwKup35/MCGER8ZAf",
-	"nYgVb5wQlgdI1F9Ti3yBJdG1pZq17rnS8yjLJLELZ28gva5KiHR3ccS2TMwe2u1tH2ggECprjRmXU0XZ",
-	"SvY0wHtySkYsD7RkJm9cQ/UBMebYK+9KuCu7XvS2GsMEr7he9Iqo7tM/G+p5RAb8a9nGQtND9SKUIJCY",
-	"riYGaHNk3i2nD5U35vtshtlOSnCsqAQ5D1dLBDD45XVfi7E7nPX49If+x+Oj64vB368Gl8NOkP9yMri8",
-	"7H836ASdq9P+1fD7s4vjfwyO4IXLq2+/PT48HpwOr88HFyfHl5fHZ6eXnaBTvQqqb//96mzY7wSd/nfq",
-	"r9Oz4fW3Z1en6rXDs9MfBheX/eHx2WnpwY+Db74/O/tb6bejwcfjHwYXP5V+PBmcnFV++tvp2Y8fB0ff",
-	"DSovwsRKv5WfD78/O4LH/Y8fz36EaZz3f/p41j+6Hp6dXX/sX5h1ubw6Pz+7GA7Uah0d96+HP52rBxf9",
-	"4eD64/HJcYEyBSsxHFyc9j9eDy4uzi7Uh86OBsVfek2uTvs/9I8/9r/5OHAmf3R8qX6BgVwMDs9Oj45h",
-	"ob7tH+tfj48GJ+dnw8Hp4U/Xfxv8dH18en11OfA8uBhcXUKLy+HFoH9y/fEMNv3iqrzq6u9vj0+PL78f",
-	"HDmPf+wfD49PvzO/9L/pnx6dnQ5q+/fN1eVP6hOH3w+Orj4Oaj2fD06PdDf98/OLsx/6H4H+ji+gqwo+",
-	"l/d+L52ptS73IzIH/B/jwVfn5qAENa9Fl5S48e51//64KHVY6p1L1WaO5TTHd8KxDpJHW5XDBgyyctyW",
-	"4P/4pC8aTRE8BKSbKZX7KIw4i7I0JSxahHlNKMp2xgmdTCWK8Px5GENoq7JD217EnCUx6hox1g1AA6RE",
-	"EFJAekFbztmw1TUtZChPUUqkYny6I/+SPQ23aF6SdZe1rMnGunVeqqRy58KM89m60/MP/9eMa33EE+hr",
-	"EWMQvAShn7qCpg7/vdehB6KAmLFpFWNkvUAByp1A6i0LVicUjVb59XYTXO3S6CJFj/UyOy6eZ4EQ5avb",
-	"k9NcjvSD4Nx6ia8dlERKZLroj6Vvgy51cjiSHHz+UD9ajeFCtdmBRmhKsNo8gRcCbXl4/AGq8fBSLkbE",
-	"OaTMxBBJZMJwq6YOW3C1Uf4JOmnWWKU3zViOdIUXaKvGlrcPLOc7OTwHBqQDc4FlicBCJWrUNI3D5gAR",
-	"qqVBWw4L37ZBEsKESFgIULRVY+1+Qv8tQL9qkFHtuVhRB6Q5XUC/g7Zqu1+gPGlQvS33WvUvRyZ8+AXf",
-	"83s0w2xh7pSZcbmoW6rtgX1skghdk0gFsQHyo3Xo+w2PPUlYxErSK+Xfio3Em6gIoWgtMEUKC0q1VKwz",
-	"tTuozNI+xwAyBTBDIY1tpgFzkwkAGdTNQ1iWeQAHy001OAANWMcOgm61q0N8QnBEhRvLLKjmEugK78c6",
-	"Et6V+xvCAWy8gE/mOn6md+k4PmPJYuPGMtNtO39c3dXm69KpcLleZT8gBJOCFhhIT8VAsbD4f7dkgXiq",
-	"+P0tmZd2vG1Zpb8Kzi7mUctkL98Ady7OD9Fet1eA3jIu6ZhG2oQI8pXO0MivQSUX8aiAvgYBNyZjyMyl",
-	"HvAINfB0HjWe9b1ub7VSazvx7VEexnMIKAdPg8t+JkpaZWY2VzTo9XTpr5uF1OEMm4ROyyeu3eXrA6jF",
-	"brsSDtbem9VZoOB/bHFyi68sn4SJzqufX1g8fzQZpOs0PXtGOeTCZ3bL1nSZrRHUbTbYTCIwE11V67+2",
-	"Ys9jxvUN2DRfrn1hE54m77B/Tz9TPqBjE+W3aQj6/APnWE7bv10wB0iyKxcdbS6NoxUVJRGI/RIY/z2Y",
-	"GiYcUSa5Tj5y6yECUPuIDRL6L3x26SiXsIwo/KRvjMcQwhQ+oZw7qJ+2wHaPWQ6BP2Kh5jPhtv2yEnUt",
-	"/D+LEYmmXFcCmNA7wtBNJhEUV0ApwTGIWBoXOi/kHlNxC00TMpY2rEoP3pig1yNA2O/VhTdLC7/hI/si",
-	"vscyva13s8xNkxe7VOADvlGfRPPLvOZ2xbGVTtaq7weZgjPsC8cRMqa8OVaQsLvmBWv+bjELbWAQz+vE",
-	"rJet69FkNSzVMDHeNqEVfK3J61K26uRYlV6nvsK5Wuh6CqYyCrJ+oe0gL4OSq76sqOfJBbTGEsU8Fy2N",
-	"u1K/Bsptjrrx7o1xVbZjqqUqLiXslnqES6nCSR2hpU2Kz0k0H6aYCaVhgeqeehZ7KuVcrYT6r0BXFx/R",
-	"lk7KxjcJ2YGniikJQbafgQoE5N/O1V0+HHrxl1LciiUwx+4xWGIgOTk8N9ssANIHzwjaCv/rn3jnX/2d",
-	"f/R2Puz8/Gk32Hvz+CcoDSVIPGIQFRSaqsihxtqGVHXtQkXhX4i6bLj4Sr+zM4vm6nYZsfAvugaJ+6CL",
-	"vtfGOyghq53ogkQpAdWfRelCI9LIEUtBIwr/bP4vRJSh74jUxcMPoHoAuO2LF25wdItuCZkbP6e5p+BT",
-	"uXfTXdTdXm0PH/27WhBYPTZQEQ+kg4cVigoP1E8x5aEpv2QNqmoEWPIUCSKFNlYeXZ8cnl9fDo+Oz/63",
-	"IpAyDlSp207QMf8RQpenjSn3Wgps3bjGWNm4dTBsvCT+tfKZ592u1TFv+l5tSikiRUhAeX/hhkUzfFvO",
-	"EFYyWUKE8AfBJZxNhiSdLQ00mOGHPD/CX9buG1PAQN8RBKcJLWLCBdJR5oCWAGV/rBmBMlP8bsTyfBKE",
-	"JXrjIidh/U5+Z6D3Slfe3rfgS0TIPFTAlpCjUucH6PgQxS+nPJVqomYi5kAzCeUAR6xcrNsGwbrQThBG",
-	"o20RJmieJ6QSi7BXLQOz6+JEl3whnlD+phgO/WoefeJBJapMzmOZbbcjxRrv9WzxcXcinvI2S+3Fmoaf",
-	"Y3B5Pk562/i847g9aLqe1wYqZhdpYC/AOzahP1dG+XtqzsWkNsC4Fy+iC+muL/OssGp5DjynDfefSTbR",
-	"2Iq/UWJ+VEtZqNgnnewgHfCgOaEu+ME45BgAr2Qc4r38fvXn5mGRebKuxXI5pP2LRKuvEY5uIYGoKfLr",
-	"v5nbJeO6gd0mojuf3nIA/fRJ/Hj5yj5xzN7h5el3dbf8cnc2SACA4+lLAPBdEcuH68WKsKtn6fMzBotw",
-	"sfke1sTINfGtK3E/6ivcNIyBNqn76gEYW2EpoNcgthVwseEnYEWBxY3dR58AeBM9osdQB27prMUxvYPC",
-	"enNSt06WQDrzfzQCA66PKeyIM296/vogtQWycJGrS4vUmrrxzJ4cdhdJtP64ygY9K7GqgLrBBOP3rGCN",
-	"OlA7r6IeoJRnUPJccvRuxGxFdS3mmxLZrtEZinfzmCTWkNGdpzQioa4qo4258AuSSrV5JdCWLl4KjcRX",
-	"8EyE2weoZxNgzftUjHTkmJbuW5Rzf3rpdbMy5VUJDKia603Vj3MQNTklswYIqWbg+WdWJt/8WKsVzCsx",
-	"cDRJqCnCoYMgrJpiQbQUrdjy7gUsdYsNK1c+r2B2FTpgsRbOUugqAKVVcFeouQB6Uyl1oG83dcF2pfRj",
-	"3X0ak/QAzVNSSGRYN0oxaw0pPDSDWAkH8ZTy5aW9tGS45L65sHJde4H1j5CvaKfZgF27YaGlmGSareth",
-	"fm5O4hoZhXZN3JR6V/bI13sVPTxXs3Moa/O6nem8FXB6JTQBR7cTuN/a41ibYrZgo9nr7eU2qYuMAeaU",
-	"zAQKf81IRmJwkiZYknRbu1UTIvPAzAlHBiWSGyUkArzGA4ie1ki22nBrC+3DrVdXSKJCQGyxCVacVKct",
-	"SySVWNxeyhRLMlms7KLWoHS21rHotMcPv9AZtQLhOoB4vdCLR1Gr1M7g0hrTqSRijqMq1AVAxP/uhqwi",
-	"v9lTWW5CGqormXZDMlNSPvGIx2OcknuyblWzSUqINElZ7VtlLCKpxJTJxXMLnJ3oHLP6fAD5tWaurWUw",
-	"SsqqiCRNAoHEyUljTYLBQwQYja4pf6qI0yRy7iNcwl3RtRGkyMUhDToZkS7qM5wsJI1sOOnMC6ITIAFh",
-	"GjRFoX0DnEX4BvjGPUjSU9ownWwuvTLcpVu53MrtCR0T9brO37CB1zmmdHHpffjQ/fD2PzpltIzezoef",
-	"P+0Grx9Ho67+Y+/xP/602hdaWvDAt6H5NLxHRQk0p0+L/4O256mpjbRWrV2Qo0DqphHRgeg6DTNJCrG0",
-	"i/oiTxt4JUasQTOiEnCaU7XhqKIgqS0Y8zQiI+ZXlExqEJb6M/s5uUF6SJoxEYwYzolNEaSOo7eEZwoA",
-	"+5KJQcb0lOGrzJb6VCm/yF+uzb+0Mr8Vald/nzfqSM8eRK3wlBpQPrJGggSiGjDpBR/c+KI252w1KJub",
-	"X9J6sXonh2qpUKGXS78M57g1gBsscgOCW/75omhaZe+WwrsVm7jCW+PLtICTaZLaAnRTKKWmJBc8aK0d",
-	"Vunp6Viv5Uk9U6YvL9DGpXqXKlwRiM8Jw1QJQUxOUz6nUUeJJ/xX9R/OJ0CMPEnwDPslJLfjY/9J7COR",
-	"zY2RpNg6EwalsbVNRSyblVlEJ2pZtn0JhvJEV4WFuvnxEN9UPz1LZzMrpS+6MSIbWVc3dqkidoKJiEWL",
-	"c8JwIm3IunHPOxx4Z8/HzvBDYR4rM+9VKAOmMU8uJZmLpoRObeIxyv5CSXAmjo4yQE8Aq0/uhH97gHqI",
-	"j8ckFSPGuH51+yAvQoGTpFDsoBs49nDlgrwFwmItRmG5H19xVCIIi8iTlnBupZx2h1orUDOIM8pS0vit",
-	"nteINz8vb9SqG7Z+/H2qqceInVfI0XnHpqaFKEPp4CQlOF5oOV0JRCNmFfQAhWnGGABG8xSFhkuJaxzp",
-	"6sh2z/ddQXnEQlvVrKvkq25NkzbWbhQSBl8Kt7vFv3We5YipgSrCOlDf/QXw3pxC6yCVvel9QLXUzwMU",
-	"KqpI02wuQ4hS0wFrIOuVskaL92Cuxu1odBHIW9J2CUheE9a2ocbDk+QGR7ehXlfBQWzUMVzCqCNWG1Fy",
-	"qXqfxNfQZPtAaSrphIQIz3WOPhhOyQMAUGKk1x6MIFoBGbHSfm0xDhE+acZ04qXqXejoPNg/BsUITXae",
-	"HfuIqQ51BHqS5J8UtgQhZQinKb3DxmxbRso2ewNGM5O+la+dxuaC9QCbWVrC5ShYoFMZ52mgJE4HFprE",
-	"wRjxlYD3JUVqAFCSQMSWZlhA+HEBaWCKLZbwRVdWA23jAHVm4PV/FkWRjSfUwJ3oqfgEgeqaOKIAZXc4",
-	"ofF14fO1v+A5vb4lC/hFZOMxjShh8npOUsBJ1zol3IXXjMvrMVgAwRw65TH8ZKCFYGiLhOP4WnJ+neAU",
-	"Bp+x/Eq9npGY4mszHXX6rwGA4Zo85PhWQEkMJ9cWZ11/2v4FXOU6Y/gOU70F5RiQ65tMLCBKRYdFX+cr",
-	"Cubr6wJUS+t1xadXUOmFYzNvzhg2RgLdbkdtOpZUKaY6ClV7eylDeRVKcN4+McfYPUNV4mlOEq6SXTOR",
-	"FIueqTtZmlzJ/OeCRPKf3D01P2lxL/+zRGQa8KF55ZW4XK8UmighurnRiR+Do28RCcACZREAcvWiwoGa",
-	"iuq7Ed7wktY+0YaK7a8skc+8Yqs7Kh1ozrgs0RlUF1W0tv2MyvvO+hZ1vPk9U7fZYhVuhxpXS0xjTzHv",
-	"/CtmCZopG4bnV0StrtZKlXSJyRM1uM6KOWRcnW8+1Ubtrr7obkZ7xUNZ7Oh5KaqxQt2AlCPPy5elS5pq",
-	"gc5J2vwGWB6PK6km1efn1i68It7dHU+paek7lWH51uoc0ndwQuViPecWjlUX9I60QLkz+YG5Ki8XCfGG",
-	"93pqH7C2b6ZK7F1zLD7loBlJ0wBjoi1J8AxFUyy3A2SAMdHWjEYpv0n4ZELZRD0w4JloS4slAHU3n5fA",
-	"lR2oTYOv6YBuemkUclW8YUljOllda0m1PtTvQibakvB/yzdXd6jNar78dC/FuYNYj+QyyQdsgidkVq6g",
-	"77orp5iyNYEX03l0lSbPzKeTSniT32MxlXginuuQ0ovUaEDSKUs5goSOPtW/6cvM5sCKPBHKJs9qA5Om",
-	"l+32hiR3p4M2r2oDktOsFLxRzcoSPMEMV6pN774puYD+8k+886/ezofu9c7P/8s2dH/zoqe7Vtx6ctRN",
-	"RhNJWRhoYSA29z64Rg7ywvxuUtQrgUKTEnV+cXw4uAzdA236U+IMTfx6nDWnFfC1vqOcpU2ylMVtxSZK",
-	"iMrcGoQR4IaMq1XS/R7sNgfcYz7341A4o/Yd+gvTot9QwZE8zGlKDM5XO1RZJ36lBiqbY4Npy5uQVOmj",
-	"pkgXTgmKCaP2UGiEMhTqMUA1rpL5xSpG6oOwygDJZQMtbsgEM4sHtt1tEfXlG1MZFSsoh4C1tuX/qHtr",
-	"Dvhqp2aXN2tppHE+08DZwtUEUFWjDMCv0oKTa1gf79GxGuV3GY0JlG72ub8AxOgjLUN/lPPaLIv55IkG",
-	"oSbv01Q0gVwyANUqktNWY6/NNPLukuyteUrGJE1JXIxleZeZIIMZ/4U2o/m6l0+bssIXTuye4kae1cR3",
-	"cEe3cci97bV988PbVm9WA/LvJh39Gd2Fl8oy5q9+be24khc4eza06p6nt8bDbZCJfUhFyyIU1R01m0vP",
-	"eb/U5kPDktOMHaAZh6rKmKHdHN3PVgy01kcDjJhw0VDndVUSzyUxAGKQwcNnUG3YAv8JpWOSuSSxsdSZ",
-	"soXWwMkIhRqBOggJMbCR8tlx3MqQtzouXKPcNYWEo613yIaBbwc5YPeIqTeclQSsrAiDNVtOU55NpijE",
-	"4vYadirUAd40IRZnesQKwD+oqVAO/kY69tvIATbn01IEHjFNlhqPTU0aCanesOsBi6hj7AS6T5U0X0Ah",
-	"wHDvSWpCLyy0ev0INKxucXiehluUG8faXa0XGTM2Ms/NusgJSQPrGxqCspL3VHisvY9KGmJUTO24N3jB",
-	"q3FAOlVudFZbTnXYFOPSO5oqjNP6UbZ5kMWKZdQS/LNyBfRpqSdRLC0l3Rh0TObJ4pXI+SGFCH5BJ0xJ",
-	"Q+6iOlzCa//aTHjnc5MT1lucOU4JkxfLY7Jd8dlcC+IWeExRumwlEyzSF1uRejmE+WcfSMYlYTEy7xkX",
-	"G0QKc0Y0kqnW+LZw7ofTRZ9AGoq3zfHQDMl7KNKaiN6SWZTb+c5qwfcdEFh9Ums+0VbspIgKXrkTFrO4",
-	"acvt82osfsZabXS7UKKLjNlAokqtwA2zQogQMB9YhyMW+LWrpqFfLIUor1ik5TX4KpJM3m++yfka56Ms",
-	"Yq3K6Qjq8NTouCg/7J7+El34mJkj1LXOhSnu5nLlQOfyaxBanxcspaTeTUdI5SJAo6vZo9jymCCMxIJF",
-	"05Qznoky17rnWRKjKb5zKtO4EOdBHRg7QKUKAgHqdrt+f0yzK3v9Ehhq8jYXv2p6ywUOtKV4hM1AiyEW",
-	"tmtFIngEqeEJUcKk4IrnjVgpZAI0kHJwQwUnmyFrfBgx+FyFW253IcIEIjtMlkhQxIO/Eoq9ah0vVPrs",
-	"iEkOj3UubLUyqC9E9wngA2nGWlFstcB09lkX38+FvXoOQav0+MZkjYtsI1UVDZP4PaE8zEyezexeJCRU",
-	"3W0rsdG80frf8/uSwRWUvRui+JzHjFA2JjZXGMBFdqjDEdR/bRcOoAQV1qJZwCW9e9OroPm86715Xwpo",
-	"fOcNBNxQ4haZUWZhCptc9jO8QIJIlL+MttQMwYq+AzBRPEGhvaqv7WthMGLhJ4Tl/wkQZf8nMKn+YQAy",
-	"Lx+jEEvDXSkLkciiKcIChR96szBA4d7UIMC9jsOiTjJGC4JThKcEx9sG6F0pQarPHT4eF5KijoGrhJUZ",
-	"k42aDWWBRloyEKgWEgFchtpqMSO6+N6I5XDQPWQibSBQXklBgFtgs3okv8dpXCK03V5vxPKaHP4EvscG",
-	"Um9wiAxNbF+hW1lNEcZMWb1cYBHauwcOnGherhzo83HaQS/NNiukzbrfxmZA/r//1//jxFjCX/mNHKL/",
-	"RqG+kOGf+X0cov+u3sT/Xb6HD9xO/+//vy9y01juR6xyUW8DtJgWxAFsAqcEjSnDSTkkUM9Ax1gxHV9V",
-	"+QjIlmYuRRnDoJPPw40iJKbGp52Cd0Uv7bJ75JrcQpofTpNuD6U9MIoSHt2uaxZtqNpSnKmxmm/JChml",
-	"nOVHrYsuvj1Er1+//oCuhofaFjhz8AEai7osV0nK4PmO6fJJxjU1Yk8maDElM9lW+uRSl3zVbiWiqbFb",
-	"jXs3b6J38XvSG+9N3kzf/fL+duat3oSFzOV6v2UPKDfOCIJcPVCIGQexd6ugDcXqKMMQAKJkVpvIpwX0",
-	"AN3XzISmkO3CSVeMaQy5gCnw2lB70EM3elQxVfgcSZJWy6cGf5GxpfWCYILaFiFgfiXbSIEV8xsTnxn6",
-	"crgA3/a0Whjr7F39InloWsEhYCM+FJ93tyqmAig3yI3rxSmfYlA5SPwbL+kaZiJNfGvUNDUcaqjbPf7c",
-	"OEZHk1lWR/pfJtKpngo+j5/AlNoCOlSsMdabn8L1g22paBhcDjVWt9CY1SvYl0tH7ql0ydzlRmXjSTFl",
-	"n6Rul77f8noJbNLCOJNZaorueIS+chLyXm/v3c7u7s7e3rD3Yf91b7/X+0e7EmJN1GjH/RxgTLySCpzV",
-	"ce6mNi0OU12ergQ1a7ATShS9ZgyJ7d9mXxanst1Rq6IceM3jAErowhVSgQSmMaLsAGGANNRxPKYOckl2",
-	"13AYmqzDbpkdrMMEiiPeqpUBynBP/5rMx7bUa2L2qnM1PCyzgA2t849TXl1ipcQABhQda2VlimOt+1AH",
-	"VjbX4MLtbnvDR4kuayf9WyV5QCKKCGx54inPUhTjxQ4f78w4U5cL/K/56Z6QW+NQDv8cBgAeJwKUasQF",
-	"ne1D5gJtYdUCzbCMpkQg4w1XP+nEF7jdAENByfYpUUccCmbD3WdV0L+o0SQLpXD+JcbU/EuNwfwTxmb+",
-	"rbhQsgjLLKiH3qM/oz+j3Z23lci4FuADdvVWgWs/qQJOizul6H7Z3m4Ek7s61U2bhmz/mxnliw1vE1ZC",
-	"d5C/p6nQndNmlv1FjIalq61a0aS35FQ2B5kPXYPR/ZQLos1GOFeKX1n9CdwKUHxTctcu4zG+LLMGDAvR",
-	"t73R80eoLFmA2+ZjMaavm0XJVHUDuEjax2pn58khmmLZpP8MbTi9NqLFNmE+L/ivMUlNFlDBRHd2e73d",
-	"vddv3r77+v2HXpmPvqvVnHERZ/5rNHro9XZGo4fd8Wj08PW4IcK4LdRxbe9roBIF0KxZiWU0N/QCUA2d",
-	"+9ljysFSGzatBlcFp+r11rhaho7gUsscO+6f9rWOql6BsPQDFCp51OQh41hX+A/UzQo1p3cEvqNsgmZc",
-	"DdWGLpS3c5ApivnqG5ImlK3azcaRX4GC8VmI4M0y93qyopa+f24Tu/J8+fwPpW4/VRZfTwJ/BmZb/Yiv",
-	"dER9qjeqwJnmPgcTmK81nVuyIDFgxtjnNO6iMxBwb8lCQAEdNE4J2VFPR0z3Lw5QaOrgwOm9T6kkOwB0",
-	"t5UXvUEzLG6FAUqFqjbbPo+yziJuV8oZ5mWusFWF1vVr+dI9aldEm8pERYs0Y62CYJwmZllWZTJ5qNNc",
-	"0qukb/Oe+03rSFnVVL9WtPTSGk/lWVqBwcEi6miK8ksOc8Lij3RGPfImpDJ743+HeYlt126YMUFk9ynB",
-	"sJXbM/+w99JUI/4Ryno/bcg2LFCXBt/MBMrV7VurYM1lzS/daualIuZOSHUrgK2qKGw/GRSL5Yzeu+J5",
-	"6con1HEpp2m2Vl6capmrCi42ZV8Zk4WLDeURsNysqFLtfhBwdY06i3xRlxdNw0aALx88FGUIozF9IPGa",
-	"OUGVdDOPXqeuI+ozsQD1U4bTxSuBzFtoa9SJyd2oY3xbNxlN4jwBjbM29ensB4PaaruL00RUmXimQpgv",
-	"xGZVQcCKPeKMNISO5V5hjS2rqMYAzGqqgW8QI/AuKb/hCWHVob825qsBB+El6p+cG2hySKVJM+KEkINW",
-	"eI8Fyt3V++hezROiJDCN8/AVG7vcgLPbIpDLKWe/LI7LjRZdik1t+ktTnj5xM7XP0+T30Dwkt4sOeUxG",
-	"LLwcXgz6J9cfzy6H4X6+YDTCIFopJQhw33SPQvL5nMRoK0qxmJJ4e8QcX6VeaZMDARByd5CDUkQHQQ0z",
-	"gcY4tWj90GbEJlxX5LUpMjo3iY91TmmSoIjPiE+GawW2YlJINrqFzSAtTgf+FDBnp6yCrNc3QFIJvVhR",
-	"uRKNQ9U3mGKV6JnSGWVYclOEYz43OMUxaAnLJlPwgjwBZ+ncC3Krh4IsbWki8IWOeLZdAMktbwjZafZ9",
-	"SKxY/j7EPBfvm1zNVW10imipWUqEdlWsaHgB7+mmjzkRLrS5TdPAY9C6lnZlyqvy2GtzbtvAnXD7NuW5",
-	"tmnl2/d2LQvSbPe+Q5uQ1l89rY7qoMnOkpNLJuW994U7xdrNXD3krlzYNO/GmAknmrooUQymSCJMLvZB",
-	"mdnihUB8TtiIbanDLgDFTttZra/QIGY78zEoAbZiDYtRqGYTjhhk6YBvTCeeR1Td8T6m6ubAt9YG8goT",
-	"HuwUJw39t8wfb8nLUxMF0D6JvHaEG9DpUnsxB/YWxGyh9+Ygxzk/jsOimrS5RRWZqP2cAU4Ai63wQtlk",
-	"bamsEMc0aQg8I/b+VaShR/hKeIW1FXVDdPoEZZMDBJjdoHyIrz6ZQI7Hr9KMia8+QS+PXxnKHvMk4feQ",
-	"Nis59372RYSt5p10eKsnInGc4snM3Nn5Fh3kPwsNuAjhuLlK1Fis6yWnaj+zbKLuneCZaxHrrQEnDyBM",
-	"mCvqzOU4UWY4Gmq9kAPLiZGaQowwqjfeE7yZTjJYylUL8dfLs9MCv4z6+Y21S7/kUlMnSKkY/fKFdy/W",
-	"pUtvZOjQLjAVFgSililTh7Jfc034bVPdXy0Z/XbLyG87+WcbFtJCFbn3yGpErhUWmJphc4UFtRIBbiA0",
-	"AWEj3C/cgyybkZRGukwGjQXagmrwMgVgnJhO1EHiLFlsjxjXcfb6FtiKsCA7lAnCBJX0jgQIo4RgXcb9",
-	"LyGiE6bU1O0D0HJHjHG2A2hKgS75oiUK1aEGEMlz3ChD85TeYalduQJtTVKezcWIqdcYlwiPxwQiSHxy",
-	"AY5ntEASaQ9r5a7QuvVYeDY/jteF0YJUs3jID/lshlncDFSSXmBJcvtxBTHb1inR5QIgrkcxtBte4HMA",
-	"soW6QvNdV52OWB5wtNvbPkBzpZ9TWWttlV1d6i1j0tTjz8OaNMjzTNeEqeBov1uFCO6zsZcK5jQ5dOpu",
-	"WN+Jcts4VR2db7npchV0m5Wxt57wx93hbm+/p/6/u7v3+pkhkLlkWQeaMekTbYvZ9e37j8FTr7HYOMVO",
-	"REvgGh/8aA4bprG44kBHQsAVDOoJmmIWJ4DeH6p3jm3e573OPtyhcSXsS721JhzFM64Zn+CqnhnkmJgk",
-	"SOD7oOkmPEDhp5HW2EadfTTqjLJe73WkMbXg32TUeQyNAmbMYmqGLYFNa3d9+cIq7aLv9qrRi3fKrmKI",
-	"9VZKbaukksQweGPN91Ftk6O+CeEVdEDFgW7JAoBwyJg+BCi0LsF9vYY01usXoq9QaLygtUdjU3maCKFt",
-	"WzeZlJxBJKJGNNNRhTXKuFmcNgLj5s5hxVZfifySDLR9VyPl+Do12u26KiwQy/KdgaAn9ZqN5i3gxcGi",
-	"PKF3hK2mqXzDYHfcATcRj6esuzVX6FQ3C/nns1dUPbBrw11+pLfET1zq6QWR94Q0IGHqGJKjE7Hs8YnG",
-	"KVv6jgFFa4Ax40J+a6tveKEquZamkLkhjTaioxBmAZoqSq0E+byZVop/7e58+FkX/eoFbx//OZvGP/+p",
-	"qbj3pmSL//yDCxVVY039Sn2OdrfqllPzz+8zYDz2pHbXuKBacXzfyTSp+0sLyfpdVbmHyty/SssDn7au",
-	"Kwx1H1Qf3mk8LUGwNBDPJW1Tpy4a+KDNzBMkvaMRyVOtStOAxGlwSb3toZgk9I6klAhz5W4foCghOLUo",
-	"Tzpn3GLD4gmm/n1bGoimHU3trYsO3MIlSUgkXfdQoRhWsxzvbZJj9PVs7/YNezd//2sv1dLQg5cLPC1j",
-	"Kk1aUqh6M599eXvdDKj2GU1mZZ6VGNRE92dKNTUuQbANUWFiFaylSOPN5/fqjGAmUFHeetb1JB94bv4S",
-	"jbeggyOnxZpZRwXhtaW3vGZomrRsdnXxsbb7pY1fspF/zJyL8uCeF0RRmeimgymK7hUbWyxz6FqgBRAE",
-	"dbMCNBLxTEZ8ZnzaAqolC4kMtJNHnneAPD2gm0/DXrxrOJlD66uHC1WYQhuFWqiUER1M6Yy3YIvkThq+",
-	"GO/ivZvX0Zv4LXk3/nryfvrhF2/yd52xxs093Dalj/f1YNZchVaJ5+7mmIur2zQMHcZz6AWj+n44PEem",
-	"WLbhcuXOy0oElWjCJWLclk7zggcy8vDEubcDV7PEXg3UeiaGETAGS4N5YaQcSc1BOSvIu8WR3ESyUfWU",
-	"/845R54ZbopJFkv2YpyydP061/Vb73VtyWYT83upORUX93MlzMITsatzROxfFYILOhmjv2bEPDbYiN5e",
-	"fSkvmpkDNjDO5XKR3ajXbiBLS5tl/mzMNmURy5oX/mwT8rtFLR/9txEi87/NdZ//rQ/1tS4hHhc+2K4L",
-	"IxNxxghYMLrFi2awXakLnZWA7czfOfxMCdrO/F0P5dBR0105TYmY8iQuflpaPqzGzry35i1lMXB2veLF",
-	"Yts8pwOd5cTZ/8fenzC3jWtro/BfwcvvOxVrv7QsyXYGuU7t4zhOb5+OE28Pu8/ZzVwTIiEJbQpQE6Ad",
-	"da7/+y2sBYCkBlueEndaXdUVS+IAgsCa1/Mw6D1LJ+jlKePkFSJlOfmybs9RNUSjv/i8P6JUfybS/NGk",
-	"+FNK7xPoIXmUYf7C9RAv91SDPWWqTKY/GCzS7oBloErKQ//EMJEV73KeChlqPTY6wvyryNnxhybZtS2b",
-	"zi4Gnz1NIeLPNcmZktklaBcyKpSGfHKPkUzKcY8mF6HLPYck4+JiPZMJzUICIH8JVYCFXwg1ZgnvA4Bg",
-	"ITJz6ZJ3GgENwaWyxDe/7L/9x6dPP5/vfvjw6Zfzo+ODf+2e7v+nUZeNuo8Cj9Hd2EBBa783Ig4rltKZ",
-	"yMINtspDejYfMzrxfcMRCxeU1VE3BURnw5mgiOb0oXyEigjrOo3YqMdyZZvRobGPWBVW60JZxJHlxf+3",
-	"ip4+oyjmnys2Wa6Iz7eutEfRVm7VPpGqqijDOZkpZzSCZONaEcUHwL6CLZ1hWcDTmxCMzRJ7YUjzHEtd",
-	"/QpvBKVAd4NJXG0L10U7B+jzaqhYch6T/0t6VLGXW0YobXZITkUqR6Q30cyWb//jcHcP6M8sFHbKEpnC",
-	"u9Nsfo3tM9+KdkpmlzdOV5FzPTkxI7Rt1YzmLN8tkEoKP713NS2W1Gb36IAgcfWM4WF/CklMBxfncS1L",
-	"SzXJmDEVNjv4FjpTpZAwUbB+4LblZBv9H1xfA/9JX7qSXIqMrJgTdGMbUS405YLlys5daT4MuB4WvYrd",
-	"4MyHmbZ33Kah73pnoW/2KSnmye4BpkAUWdvP+B/008k6cJJWHqsRCWlsn/8++fSxSVxfJgge71DGX0nk",
-	"pFEUdKEDLiQRiCXzudlsAigxBHEjgXzXi05Gu4VUamnMAWYNR4H52j4GfkiZpjxTUUCuzR0iYZy7sYVY",
-	"YUDCDuobWDTIOJdaJjJTZE3TATlyHxtdEm+MknHsstiRONw7eqHgodePj/ZC39j6QpHdzi5hIh1LDhMX",
-	"zxad0w6NG5HApQMDMee4u8MLcFcmnWYr9AxcM+TfkYg3kiHVGyXzi7JlUxtQk6TcmGepwVWIUKQqEg5C",
-	"hKzBbNdmtjafZrniX+WEA2m8neFGSKCoi+pIaDCD/Jy+8KRPCRWkUAwDOpGIBK4az2NOnLdOYrNNZc7/",
-	"gO+75C1sG4K1PbtHB+c/7/+vLfBpkp/ZBOtJRzRlkUD4MrtpALIBBUi8QyiJc0bTGMTgiE6wLBVS9j/t",
-	"n1YI1SujqxCVQwspsgWQhOaQPYa6e6rZOqTIyZBRQOl2QXXzpR0SfAYpkTOzl40iBcBYt2Ze2Dy7A+4p",
-	"ea7h60YYCapI/D/rvoBj/W/4zm1D+8H+6XsS137ty3y0g49JyXarZV/RkI7HTKhqdTzcwxL7mduylGQ0",
-	"uVDubUFne8IsXb0VTYcHpzOySJorQ01QU+aDDXuS2jDHghuqs4pUQ2CMQyosaa2Rs0Gl5TpoN1vNFlTq",
-	"jZmgYx50g81mq7mJBTBDEO0bdqrM3wOmF7NKQrGWPbgLJo3mLIc5dM+vamSmAFduZsBMvplprYiFpXO4",
-	"B2vmEIvm5E+rLUJ7QxUJXIn/L2oxsr5uL7VuL3V28i7eIbHDvZvGUGjYlXSFKOnKyWikbIPE9dnpHo6v",
-	"SY4ZTYlK5Ng2qPrVbays4Cemd+2kucJkhXqy02pNtYbQMXTemnM3frO2kndhS3O2xC2xD2BT4SWGgy2a",
-	"7ay32qctVzTbQtxQeIigu9VublsrKKBJ4jJ4r0dbv3e+vLp4c7WtX+atyR+0lzishdJ+/Cdw/yOymNtV",
-	"gL0/zjjLg+52GOTjUdDdBDcavjJmaFl/E9AEi3Vrv3nL23EBgdlzm1Fkp9e7AaDlF7LZGyvBCg9z4XIT",
-	"+0qtefeyZ2xMH34dVq5w7MTN8lcpT5m6kmL6LldRGGWriqylnmf2hKmrLP1M80+audoSzzV7ArzRrVZ7",
-	"0Zl+W22cCWoVGvpyW503t590KuUhFRMb0IGE5zbuzZvPOxCa5YJmtr0cFvBoRPMJbntS7nvkQv01cN98",
-	"Ngdbs2WhLP3AFdbuVSQqnBESSsZgSGpCETyNnHIAKsNgmcw1NqIZLROJXi4vmICGcp7GTbKLZ0MBodWL",
-	"wC/hKLkzrvQ8UWYGtDuwTgQYJUzDNvp1psTNXB/L1UOsY2xDgMb89nvB8kngBYEZSlDd6r7mpn1bJeKM",
-	"I41SemwMTTpgi+4Ismz+LTutSi1k+/ZayLklTlZZwMsASAmqC7VoMD79vaSsM9d2efnZ+5+YN3/BJoBv",
-	"Z5252GKgQ5nBwmHIXL+d3HEYMtfvOcvShSNBhGMuxQ6Jzc9LDQUWbm0kSwKzefioOgYxYEddm+8eR/u6",
-	"Xfvr18Da22Znz3KLfK7FU25qY0EdbC57sxIGfyPoBoOxXt9uvlzXLM+p+77ECSp5UOyMnubYOrarFFea",
-	"OkwGqAQJkDmh5vHPDHbbmw9mGuu5s6TIcyb0ETCetW0Q9ojl+IXZUFpqmlXy3Oaj+dV8vL6/1h/Y6PVN",
-	"ev+TYCjrZN9uy5X6/9Oq/yU08luaurTMn85iMGuZePXqLQb84rNtcJi1EjDOpErgL1C3/hMEeaAz52oo",
-	"M0ZslKmML5E+z4zjcmhzK0JqgnfosZQAtq5xVS2yk3HNWDKUGI4rAReBb0oYqyHucRmDz98DCkYuBhlA",
-	"WriehHicFQMuVAy9sMZssQfj94iEsBMJD2tub43GDTc2TU4nGxiDBL+7SXad6SJzMuJKAR1SXJOLsS0n",
-	"LrOJLxRxDRUluhl15xM8PY4EQgXbIyonwe9wb+t/xjZBBTD0+1/GRgXC9EQCYCoVYMz2zEyoGibxiI2k",
-	"mYkQGpoyltog4ZCbZ58Qmkkx6JqRWOwOh7PFB0NtoZ389TCYhR1uhTvWt4U0IwFgamZZYBBkrU0O+dsG",
-	"4G06ajeAZZhjAeJig2eaNQHnLf3ykI2DlI3GUjORTH5myC2c4/55K9PJ3XRxj0uzOfa/jFkOMIPv2Hte",
-	"RsKCMPgHy8bKtkBDnY1RfCkZ0fyCaaJzJlLILd2mwjFOe5RLzSz+kU3rDiTNlB1ERrmoXxp7HLKJuYR/",
-	"p+ZoM9AgDE5ZMhQ8oRmhgmYTxWEwj6ngxyxXUtCMa2R/Ts124ZcMxjzOWcIVw9AOt4gREHhGZ7zPlIJ8",
-	"NoCiALxUP+dMpMBrq3PKccpg8No8B6jVbNwvMpRVuMfRSoIIuEXVxi8DJTMqIGOWj5OzHJFh7JdlhIuO",
-	"edOoEsH0eo9p2sQjmolEyGqfNsLyfDsb/8WMjJNqAwexbi9rFpyqtL9V0FwtYjeMTONcridDqt07wR2w",
-	"X7+bbzKHxja7KvyXZTubtWoqSKlTzWy2467evhZsDVHv3cEaqndtXNdTQZ5bu2YDt+9pA4/5vg372NfV",
-	"3diAeo6hVLr7uvW6tXHZdnH5JUzbR7aU72D4PswAxSlPb409eaoy+6ArM3Rlht5shrY2bz/pvcx7PE2Z",
-	"wDOWMFzrSvhAnCnYAVvtJe52RCeZpOmplB9oPrDnbS/zaB5G9pClnJ5asLytTueuAz5mhfrOZrotv3A2",
-	"0IydXgb2ynxk2XA1a79j41LFHiyrQKrMUMqnjxHTzbbvhkjmPZAybZJdm1VeH6O5Av2U0NWjSM76Zurw",
-	"4lutTfJu/8P+6f750fGn0/290/1388w9HNs9zb3+IdXJMHi8wEulZa2mI9r1/MbS0RRH047vjryY0RYv",
-	"0JLOMngbZhjkigFyHgykeZOieZhame6Mu1WtVIa0UisrtfKoamXr9jM+Sv1eFgJv0V5CrB/lAPUDVbPv",
-	"sa/gewr1d7YaZ5FQD+dnaI6ZLnIbU8DwypQEdyALtmwHwwNGHI8RAyDEsEUkpGCQEo9//RxDZ87X67hJ",
-	"/kWzgln/lcTOeWl6/gusxVAXDsVzNvN8T9H9UQr22OL7Np99vjO+fBT9ETz1ZVXHrEf/GXC8zbuGkjyp",
-	"aValV1FBd9NGvh3yR9Dd6oRBMQbUqm7QBgX2H9Aj9q2jAA/2/e/i8X8jt32xI16hSXl3cLL36fjd+emn",
-	"n/c/Bt3gb/Y/lA73zJA8SPEvpfGntPz+Kb1VgcExNS28sgiet0WwuaTePZQptMsE39SKuKtN8F3LMBZr",
-	"9bvpxV1bOo9JUKMd51gE44wmTGGjlNX3Vtm78gyIvYO5sGPLYl1fywVjY0xyRAK6W1STxLYRogoRPa8P",
-	"hia6oFk2cQ0xkAaIROyFVmzZ7KBGsQK9I6RGK6RJYlFkWVxxF5uRiFEOdgmKwRhRBW0So0wz0eQCM08x",
-	"1LbG8wwS7LF4DHfynmmDKW3otJvMRwjf6EU+F5Xo4PLSu94YtlQA9p7GlO+X+rX2UP4RPj9urNTPxzdR",
-	"gtN9PTd6v2X2C0e2Uo4rd/mv4i5/n6jtd1LlKBXuFnjdoB0QOQ/Q83OLLiriB5TgbmfXtSivwdkdjCn6",
-	"jpN2sxX6lpNI9LgwwrbRJHaKMNKIfSS2a6XaoOL7U3Y7u5FwV630mRgljqWcKDOhr+KQ6aFMVZfEJ0yk",
-	"1vGMyZpDioy/aqouruMuoeSUqgtjoBiRzyIRn+6e/Hx+crp7un++9+nw6MP+6f67GEFDKj+93z34sP8u",
-	"LlGuEBkVaPi1ioRFPrKh1tAaLDTXvE8TbUsOStILzb7gTOBxtvwhEuVxgKVe7aOq0DFwXaFYMf/mhSDF",
-	"mGgZCX3FE+aaxo+OP/3r4N3+8fnpweH+p7NTwJAUHkATKAyouqjPwi+fjn8++PhTHPpLD6TRl1JAuQcl",
-	"igkMr0cirlGdNnMIEx2MRmYfaZZNsEHLNzsRqokUCdsh8U9MmzcRu94lM4+NEF8gIupzMXBvMhJruOjW",
-	"wbzE/r4QTc/YWArdmNByHfmWGpxdC67MVSQocXQ2eATygLklMX8WYvcWcV/GKhIJzfOJYwxzpCMlSYZj",
-	"xwgtDJaygbLY/Lk3LMRFHEKNiyCUWLPTXpxoSeYvSSLz+nuyS7KBZTB+QrEDyLxWSJmQzhYZysLMvSVG",
-	"iwSMyFrPO4TCwXau7N529GdXQ54xXG+KXMn8wjx0zmiq5o7Fo8BRbTeILYrutIgdQKNJjExpNTfJCHet",
-	"Z4fZMAvLTLj/DO8qtva9GaXaGDAdz0D9a3tFFBJkLb7gcKVMXrE8oea5zG5XYSTiPhc0i13bHkyF3bxo",
-	"VjVAouy6vQcY4sZq/aIPUiNSNBlJpUm785qMcy407dWbGI1TASKhmtSyfHPSuA20Qy2ktL+uQ5Z28JBY",
-	"3eRkTSSsfAiJC0Wp0LVSqxDYNJRFwRVYpZpMSELH5npmPxkBCQ+zU2WNrMJNjOgFOEwoanIb7eW6SaDQ",
-	"24wyEmOaa+B2SDFFBJ9DpBWn2MEIRzbg/Wh6wYSLByc0y8yMAEgvQJ/ainxXGGaGSewosVyrSXZrvEHc",
-	"SI9IwOR3tl/OnXyyxjLFSLy+2XnZ6sQNv7h5iovSyACjQcAbhJ9emOWyvtlptdoxvnpQyb7fDhp0y262",
-	"0LqlKacWdcqKZvB1Ff+DAYWMZwustHWqmt6qklrh+mMueg7la5Gw+1VVJRv2s/qlD9fotFpdeORXrVZM",
-	"1szjmeMbZrHDRLhvKbH+pJGz8Es7JmuFAGxxuxv9T52YrPVoCm+djlRIejTFt4tHtOBkmFxz7b6x8vxP",
-	"W2ajlJz4MhJUEPaFK6RZpOrCH7oNg0OFaBaU/+EN6O9IxLud3fV/YfNebMMIekiFsTRg9lvNTT/qzZis",
-	"cWtaNVxgAC7XsgBgDlXZPDL4/jQzVgUdYaEnOvVNs76N1olBkZ5//HR6/v7T2cd39iICh1G2U+KOjUR8",
-	"bKThh4PDg9Pz/f/Z299/t2/Pge6W+vYMib382cfdf+0efNh9+2HfKIb48NO7/Q/n+8fHn47jxtzqRJpl",
-	"u53dO8cWdju7dibvH15wbTxG2UAtWzUEBV+GAQRqHEVPJwzMJfJxYhzpZguZQIcyrZ2Cy8ydE5g1chMh",
-	"A1aMMZHWh1Ax/6aH0b5hGPXTyqH4zLmdnC+AJxHonI/Xtzo1xq1u8KbfTjrpJlvf6m3T9a3kZbr+mr3q",
-	"r7dou9dJNtMttt3Hq9umCiTLD34xgimVZCILYrb+BaE9I6JhxWDPgU3k/B3fmoQExvGnD/vnZyf7x2Yu",
-	"7lA/19n9byXF8Th5qugNnCGc4zdvhVj6Zid59NSi8UynCSCNorCxyCNm3v7LtieZf5oDKQcZo2OuAKsA",
-	"PzbzcdIEOX4g+hJYDo1vHnQD2qHrzqtoynwQ1El6zVAOllp/JYVCAHaQFxHwjsqSi9OahGw6PI6ZTQFA",
-	"QzNbqrIwvdRfYmFXGK3sJZ0NiyvPfYJHBfu1DI+5jzPrFFi4MaGYGcPDKPUR0TKlk2Zw/dk89vxNYq0X",
-	"lzB7rtsovMvbX+ZJRmpQXuRNZfgvB6+Gr+8xxfVBg+6406hdrPS2A6vwuWA4u0U+5ZPUANjmpazbze3O",
-	"5r9RQN1LQqEMws3BvugN8PzW0S+oAyuDF0i+Rm4vREE3MrshCsIo4Glk9klkN0YUdL9GMAv4F/wc3TYt",
-	"cKXSZIcz8L3DLzhleEGMLZgjZj1KONhPGw5zbq6/9e8IZs7YpHd/urrTWj7xwWM8q7t4/Vb2QCS6NocZ",
-	"iTL1FSz5yKz5CN4o/LxHs1EELLdRADAS5kJY0xAF3md23/0lpsRu+plZgUKC+qSAwr7vnFSDD488I7du",
-	"CC9HltoSKEvclgjuIE0QIAtlxpwMy+6cwNGajRnJHF2uBgQEnR2vXHzKhzBmo1PGxpm57qopc5WHefQ8",
-	"zF8qN7LbqWzXtYp5HJJ5keOQWJejUUmkHJWVeAtzKRvNK5Zl6+Cg4AHrCc3TpvN1FmICVaG7MHFizpuf",
-	"LGmELnhZJjoicIkgkDmb7OiS2CiQOESUAXvnmKxhQUKPyxjCPuqCZ5mCIEycDKmOCXxjw/9SMICOKDtj",
-	"Ecq6EWK0sRRvCR3THs+4tjEwxJojDgqPIAgd0L3W4e4aiG1UjfD5t3Z2/CEk8dceVey8yLPr+aBmzUh8",
-	"4BfMsnE46B3CNRGM2RyJvdnOooAMhPu2WltkNoxj572WRUJIpzx9oYgFi/L83UC9VQtEobzwYT33AiNB",
-	"1YXqkrjdbMVkDXCVzFJoN1setEwxkTZqSRj4leZpJNZiv+FgG/RpwlQMQCUu31CdSFBJ1dwbhrxazc3G",
-	"DhHSj1LmJG41N+OwdttWc9OuzrjIMwg9jXPWZ3nO0tOcCmUGYhabu4N7+kZIroY8GcK4lKdaNytv3ui1",
-	"lF28kUVOzhXpM50MLeZLnvq4NIa73dxCe285daQPIPQcUiz28uaMfCEeVWcXm9codLs+MFj2oIDIZbvu",
-	"2VcWk3nCqlPvd50FMh0XavhRat631y+bMP1O9WEb27J9IMaFPpQpFs6A6wQVwUEJGPKp0DcdU5VrN3Qf",
-	"31RTY6XEMYaWRh5MRC1C0MwACv/Xz9fXWAt7C+DmUOux+fukduC9oDjrR9TwNREo0AYcQa7OgQE6pZkF",
-	"tZ2Ziabr1IGCXT9je/jJ6SSs5oXHnt1BcEM3628xox50AyMIjo/2EPi2uj8R464Go/eQrlWoLbgO7zoE",
-	"RNR7zCF8rqL41T2Ezuvu9stm5/Xrf083E1MxWQJTpyYpzLPecvAHNqDJpHLK5xtrt4yM88oelLvLL3nh",
-	"7VQOdDmAXF+ryegR1cmQKQJoEXYkjZU/sfInfqQC5s6uhVmxGnueyX7/Yub5xr5LqS80688g/I7YxqqW",
-	"oyeAV0xJToXxNcAKH8oizyYkl1lWjFWTvC2SC6ZVJKBoIeMDgaynZ6d7tjBD5iSlE4U1An2eK00AspkL",
-	"RWJzzbgsJIGyAvuTljHaSGgj9+BGpAcExaJk3wkdYoxgypbt/MFyqXYItOkoksBTIMYuXkQBBQak2l/B",
-	"2MxT+8FuvnwZCfet+bfpE/Uqdky8KKZ4ytSOTaqWv0GBSpELZSFnmEixjoN69BkP6rK23do0N91udRro",
-	"EEHVT850PmlGwoWIARwQsWa5ICO1YzychAnNM6YgJW/hgrDWapDTEVa8RMI+Mhnk8or0JqTT+g8LPWwx",
-	"aMyccUHarf9wL599oYnGcvSb+tF2/dK6BUXwRNPck4PaxXT8fo9sbm6+2SkreGxNgXnxy+DLmQeuxclK",
-	"vn2q2Tr0Y80h754e3L5IFw5NyKtlRqLlI4wDNxK54qke7pDYTMlS0wCuwiV0eS0ZMnSv7cCd+YigevBS",
-	"5rf3ubZud9duYJ4RLOmcM9dwpvSZSoMuHP6y/SbEdCkizo18y93LMBhvt9zuOIXWu1db281NyO3k+uYh",
-	"aHnBhDpTLA26bwDZ1jJeq6C7icmv6jA6rZflMFrVYXTmDKPdetVpvpw/jvbicWxOjaNl3omWMxfYrF9A",
-	"U4TcSepNip1w6hled7ZrU8mNB3UK97dz4LCrTuglwwxu+Zyvw0CCP+XO2LQwxZXn/hrQy0HQfd3uNLdg",
-	"WvwbGb/ZDrrt7a2t5svr+kO3O9Ozj5/2y4EC8lPQ7TwAYNCt99v6EHJmPJOVzbmyOX8QmxNtzaqadgZn",
-	"vaf50Y3OkplQLRVNHmdUG61JKieGPpDrf+UCgmOxjTTGiO/vipR5QkleCKAJcFyNrgAWgQd1k8Q2hhpb",
-	"UheAJ7T1cjw1BhWYkhh4K++sZYbn75bfCeluG4khBXzgXLOUTBgUYMbuWcQgtoXGpWHNlW3DI2syJ1xY",
-	"Ko8G1jpDazSczNK4LFLmirj+rUWoznuViX8slW7Jen79GlRIAyDk86rV7mxubb989TpAQe3sIQwSnQ9Z",
-	"Nmb5eU9qz9d8aezGWfW81em2W82t7Zf/LotM1IEwGqL8/KnQQbfdDgP3CsytWMaMtRtUCpaMScFFwm6G",
-	"GXCVH36mIS5SvXdr6tat2p1LlEF/Y4c4meQMlpLxPrgg03gPXeL61XePDmzP+p2G7IiYcPvdTyuWK+U2",
-	"7N1TLO1062qlH1f68QfRj4DUWxeZFQXpv30K9ajZF70+ztklZ1dP0dgG5YLV/KRgXzREJciVLLIUu5yg",
-	"2F+mLLO1H7xs8YpEr+CZ52lRdGSkQMpcRtBcKvR5rYRmmUvg4QUhUed+vsq5RthgrP7vVpB21ERpNiLj",
-	"XI7GGiNBvl9sLZcZUyQ2usWSNcHzxA3XqIA+C/xUQu4mw0JcqEjkDAgXUjwY+0hkv89y21WPwQ6l+Qio",
-	"itAzIWtblZaLSFD8vmF0P/SCOCqkQhmtPE8TH+F73cPXHDyg0b1W/MlTckA0yzIoAsXyz+NC6b9b7Qv3",
-	"Nn+sb3WWb3i3pQTfotndT7VzI7eMeq/Wz9oCUPMQQeie/h8cVLP9jbq+UfsjyzL5f2AnVNF8PpcOLVwY",
-	"7JURG91cF2qveaBIxmgOlqSZYCxOxYUadIP/NbOfM7Kb0mYTeADNyoLbWAMIbj05V4zmydAobmB3CroB",
-	"7CkuHqi4zTDtGltCcZujV0p7pbQfWWn/peqy7G4jpUh3hoKHAVtQbDUVmLuVIsjp6ynMUFSsQIWXMKGz",
-	"ifMfMaGypjlTVYIgnqLCknJk/EbjClevaHQvg07YMaMXCj3rHUKhLzsSmmbQCuv0N8ULDaE/Gslgpi7n",
-	"+sYR12qxd1qZi7saVUBEsih3XTnO7ei5nD61aTWPjYU+YPpAT7oaywtG1szzmt+R7bGxKPhu1e4dZLe/",
-	"+0G6kHjINtOV0wv5Ca7gLSwaivnt8YdSny/IMcFInCO8kA3KOcr3Gc+RO3m5UcHiK/sx12SfMA4Fc4qn",
-	"rOGyjdB1CoM3WzgkfCBkjmWAygZU5j3J77VHqHPLA62U+9yeTfJ8foIYjKN9XgYSCAtzpLi82ey54CK1",
-	"KyjAOI2VaktGavYwKmSMuUqAhI65MX1xWfqg0Ho/kzIPbH7kdjRIx375C/Y326ISnkCFydvTPewk+Psz",
-	"IjSqruS78BrVFvXKYFsZbD9YlKWm+r9dIqK8/MbXpKb0boRzfy/zAXO0jVVd7EltreGHgB/ObMt4n2k+",
-	"YhYNAkAb4hpebBySeBZXNm5Y5CCbqyFK08kOoKhg6MZpNyiyoxoNMpk7lUy1NV80oFhQIthVHaOjST5C",
-	"ZTmFaAwgPyyGiq+O7fESCctpIzexFjvd6JVHkcVLYrHXXjZXZCAFW0njlTT+Hvhy1eX7LGS5xVefEg+L",
-	"hflcZ/eTmOfe1HGBKhIWy+qQcpwqjY4v11DGPlOY9iSC6wltbnSmb7W6W51K1U/d6t6aY3QvaVvPDRo/",
-	"WM7eRcCuBOtKsD7czH12YvInppeXkfc0eG8PhNVDPEdUD+9nJm+UhYA31PJUT3pRmsdhpVQ6JDJLmdI2",
-	"aFmIjCkViRjQBP8TiKXr1rRnSgJEQgsnFjtEm9ghYI1prjnNHBojFM2WYJTA1kZFwrKMpcZkTgpIa85W",
-	"Y3tYM26LtpcJZPoA8LeOZ8ZUJTFZq05p43vwctPHpeUuQ10LwWam9SkNwvmZQwgajeQls6luyxeCEaPb",
-	"0F1uUpN3GFxvCoOpXpfbejNVi9sG6voFzCHTRbjTNbjtzuZWc3uqxna7dR0uSJ4eSqVtvDmnmpGUJVxZ",
-	"tXwb9I0NAc5OzgMDcZ0nCcTZXXqXeJx38Fc2yspG+fFsFAjLOeUFkHU1Ff7cTRYGtNwLLZIqo1cV4Hs+",
-	"bToG0KqMkIQmCRtDX5vC2ltomvI8GUjB4ZrREB/H04PZeuOSJeyCjQE+c5raKrYUkMgC4jAfUsnq9O0+",
-	"D7kTiZgDhjCiD5m/PKuW+VCShADOMBBZxZUmOqxAtaQkUMSSsb4mstDdubxktkYqtjsNIHyhtvpw7ygS",
-	"Fl0XOv96ylOWD+klI1qSHiOKacTDtfDMVBA+gi4L8yT4VDGhaXo7j3oqkwLxp8HoqwUQHL+6JVizLO4O",
-	"xaH2XvH2ahExOrK9L6A2mVdiJ83op27chb00GtF1xcwlNEuhWRG1yo0U8UbZsC/jDKAhLQzC/K4vmLua",
-	"GWctp5uVIj7ggT39OgxG9IvVvJs+gQnM/EikgnRimI39/hRyT8Li/nlF1fakVG3XD6RSgxV7a1SpJtBX",
-	"NtvKZvtB0qe4/J+C/GyuXVURj0s0bs1RzyER7MpHJJpz4yc/+5s8cdDkCaISvYmG1t+t160wwEpzUJ1L",
-	"sptCeuBC3JwccB3u9PfmKH1GpS3+vd3Fj/YrYyWUV0L54ULZr8Hn40X7IZF3bq3XKoRHMp88lKZybpfP",
-	"bgoFHcAuIXNySPOLVF4Jv+WMe6LniesmOYBquqTQkeBCS9szA3EAaCxph61Wq8o9IgUxYxvkdDwkPTPx",
-	"1PgxOxa2IxLgF0KHEZL4mZtvu+va2uWMXdJyWC7BO5DEjAGrXbARqKwods/yQgGNRZPE5nEtYYolqzFj",
-	"Nf9HAqQzWYMyT693gKxFkZ5MOVN2ZB1yyN82SiCYtjm75mOS7RY5fAsdyOjzr221NsnBx5Oz9+8P9g72",
-	"P56e//Ps0+ku6bGJFGmjGYmlKmzQHb2/CjxI2WgsNRPJ5Gc2eRiRZl3R+Ljw/4+8Z0wBaGROU0CYUZq0",
-	"mu3/aAZ3Vxb4wHdqMGrf06/89rr5warUiYzbHBwbVHJLdKVMV8r0e5QkzVe/rSXUb11uHYgzxb5jI1Hn",
-	"rgM+ZoVi3xnPI03n2BrzTI2bXbuNr/7PW6pgsd4Lun6cSeHqX1G8zqsqXVBTWtV4j1hQerO8vrd8Pri1",
-	"UNTPyKpIdCWRn51E/s4VosuJqYdkEiErMqZ6WNpkFakWTNuYC5q4Xm7d2sM1V5aWzeW3C09MvWFPuKt1",
-	"hWL9GIsnLH+hd9TWr3jKAM+ysZR4xVaFM6x8mZrQG5sWF8/QnToHHy3Ilj5Cxf+hfTFLVPv/Q16RERWT",
-	"EkbiiuWM2FGsxPlKnH8PcY7C8VnIchQsxEqWOdL71vxAme2uJgV2LF/07xb518VxOi34NxLVQBEc1Sur",
-	"Rtd6E8JGPZamXAwUuRqaPVsJcgGtOpZ1DhGrZhQS4M3tTUi/yLJ1CJflVFwgc7uXwo7tgepImO8q4ydS",
-	"ZJOSsGRKTC8qE3Wy6BuUhn6T5vRjKi7MLNrXkzAM5NmOasKF0owCmm5vQlKqWfMePdXPvqm6Xh19a7PH",
-	"l+Bu8adbQWo8mMxUMecRcJsoooYy144IpfkUJZqPl1BCWXK3qkzcUyv1vFLPD08mPSNla+sxvcb4Bumj",
-	"Ey1zCO7UfROQK13vprxQ2FXg9SRXZMAvmQgjAXq11IbVdArkj7z+rGdRInFDGoXcIYtiJ+d7plBukr4Y",
-	"LJtBE3sYXJt54m+XUrmbanwaPQc9jY83zw/QVEsmaXA/rVTUSkU9Ew9ylZ/5FircFpp7pbRcWsbpyI2v",
-	"KDaWTMlIwZycWT4H44f2iAmYWwT5E2ZgrNmyyr+sxO0qYFdJviwWQI+ccHEC6+mzLWUD+qM7QdAgYovo",
-	"XEWasSfz6RayFwo7yptl25yrUosEAGTHiHYXAyMt+EYeO9t5TyFRQ5pPAaA4lN5I/AKB0chSn0aB62kv",
-	"29m5GewMIbslbUfqrmwSiYxfMBIffTo5JYvncwPPiuc5WBXy6e/mX8EL5+JYytGijeGOnMKxPsCTrh2J",
-	"LEvveIETd9r1c0HShjNgDSz/KObgezzAOKt6Ouh7bcA6W8fpnB5WCk1Ly40KZ/adOeM6DPqUZ8u/HDz3",
-	"PZ6z/IMB7QieG9xEZOp2OFn775NPHxuwjanbWhgEsTsGoCjzYmV0/FmNjk6rs8TWW255HRc3gh6hTO/R",
-	"5GKQGxPBynRYXYjXQdREJMNcClmUsFdXlGuWRkJf8YQRoHh/d350/OlfB+/2j89PDw73P52dAnED14rk",
-	"hcCQ3XEhXOPrQIKf0IxE/EHik8VQRK08cUFl7bpD5mf04PoVSuNSmeSFUBtf80IcpNfNWmJnhvNwtT9+",
-	"LKP8QFzSjHsz4f6G+RLe/tsiHTC9/yVhLH1Se/7OgZNDh8cm+hlP9CpocpvPYs5aYqiHMmXVU5aYUjD3",
-	"zwS9pDyjvYxN+UfGpiWlUbsshv+UufwkXojxEXoynRCqSHWYOxXTn+Y5v2TKHDLjAKgm2afJMBLoDnBA",
-	"u4h52iVR0WptJgL+YTHJuGBkrR2STkg2Q9JsNgkXBEChGsi5F6dUU3ee0YT2VONUCPSNKOllVFzAxRCy",
-	"C4sz4OahY/KlYoLkOSEQ4gEqYYysQOVTvVCeXvkgjXdIDGfE9qks8lc/pwNszMEcVSSsM2RHTtawokRL",
-	"mZ0nNMssWxB8zpkqMu2viPBgUmYqEnkhkEpIOM/JzoAULLYXrXYq8dQidiCeU4PIPBLI/2yvT8CdBLcP",
-	"FkuT7JK4S8ZAA5jIkasYdm8un5D2diQUS6Q5Ecn+jOrnYtAk7xGYTJG+kUhuXsure7zfnEVC5ikXNJ8Q",
-	"Y7wSGBTxW6MJ3Tx+KVUwRsZmtUnhkI4t7RVgWAAGA4KjgC1Br+gkEv5cpeUYeCO4NvaBIlqCLcJE6jIy",
-	"NiECVE9NcnolsXVMReKCsTHgqfSoMNOd2pEBoLHjcTSPe8nyLrwVGIeQblhDqiLRl1kmr1hqCaxYiemm",
-	"+YjJQpO1eIHpFDcQrkQKFgkgy3YrZEyVIlvkkL8NbZMcoMdYFDnzGQwocsxUMQK0OFx9P+2fRuIG8fHV",
-	"r/Nr53njMv1AlV4HJ2X94F0cRgLJvMXEMUzuuLm2dzJ+/dK3wmHPd/JhFM/CzbdIqHfz0t/hSd/WR/8L",
-	"eMNW39wYapJ9gheB6xHZ+40lqybvlcG/MvhXBv8cg/9xrfeQ+LjuPez4We34AJv+9jLdQ48VemMt1lj5",
-	"YKO3hrSlvVGaZ5k3i9YqFjMBgDoVCWtfWyE9oJfGMgGTHsNBwPdVIco2p3XrNpOxnCNhLNiQXJk7XxlX",
-	"g/KaKQcGSB1yt2TTdGkIMPEsMZO1pnFcgMuV+gs4wF+o43H8PvZO1j2IRD+jg67D8AUe0ers0CxnNJ0Y",
-	"43oMnRskGVIxQBt1iLSjaSRcqVA5dIAOi3dAxxnr29l3/khMvQB+XZPsOp8DTUU3kcYuG7OUrCU5VUOW",
-	"NsgUhrB5KPyDKpJBefuaMZJdVNnO0cnp8f7u4fmHTyensbXdYcIcL8jU4CMBg5tbGQdPUdp0j5PqXxrv",
-	"9grNSDPKMuF/P/xWB9psn+W2cgCfH/PvROZkSFOc/sZOuejmLzRi1tnKfllVEXyfKgJY48+ijMDoIidj",
-	"H6peSw9pYbOQ9boBgnZK/c1RdGRWz0WCGzkJCKNmW0MIp+5TY9rDhnrKiFrGLxkphOaZ1aGoqmROakGd",
-	"kEw75E3yi+XGnL4RRKcstTWKeI5ZRTphKV7HPgHAxQqM3gBELKGaZIwqTbYjMeKigNZ7/1g4ZBBmO2Vh",
-	"gY33pcoxc2MkzkafIrFb5i+X0ltTd6qoci7IyxZxfIuiPkXIYJeyuiabp58wamL9z1swVs3y4KkrTAf6",
-	"F7wbBKswDpSzhPFLNyc40z4uBpPHSyx8FCJlBUvt5dWSV14HBu0ODFObDRN0g//n19b6m89f2+Gb6/9/",
-	"cJ/2pFvjBznM0B3DAMf2pEeNA+D4Xii3R3E+a5NW21NKw5ZaKdGVEn2M5pznoxJtqNcpqPlaMfw2LuRc",
-	"5WscuqUgO82By2B0wuCOi29C1HzLgceFOAG88/c80yxf9hToH6mcsoBpGVxhx7A8TU41r3t1qgH0Jnrg",
-	"x+ldXboK5S6NlPPXwUpqr6T2j8I5i4D/VoQ5cQ0fHx01uVoDdaMUzguBrgOJryjXDgDBh7+GLEutQ2Jl",
-	"k/m2zwXNMNdsk1XqnCKDBFSR4bWISyKPqVIstYYZ97TZ5mLgQ0WCz8Us+IkZgX+bTX5i76Il5Kl95tVc",
-	"XktI/ppvJBGMpZDhHY9zeUmzRfLUXGVaivJRMUKGoxEX+KGsFudCs4ER6k8tT2+NOBUrBsOV0HwEoXlc",
-	"PB/iQhQBjyUvlzLVbqb6qQrXDSdM1JNmbKpjWpSxeccSnnp4Ly1lBvkTQsmMkAbZiCkcI+yUkZkh4SIS",
-	"Uhi3Gd5gk+w6WclSvBSYpphwofkAoYktvyF04EdiDeIdCRcDrFOSKcteqIZFvCnrl/D7HUJJygR31+eQ",
-	"I4EyKJ/BgUMJcJ/HX6MAYjxR0CVRgGdGQUiiIGdUSYHfY6EYfgNK6oWQxH6EYb7AArIouPZBPKzJwuQP",
-	"KA54JqxX7mIMrZ4TygsRktgmwKzW+71gBUtjWzTFdTm5xlHLpIbw14grxcUgJIW4EPLKDJEISTIpBix3",
-	"pVYkNhNi0Q22Wi0i6IiLAXA2ISeeindqbwFzTzmDSigqbP0DDAweGiY/ErF9oy7dFFauTsqL/8o/N8uL",
-	"N8kuzIq5tFklMwuqS7Zab0h8fPbx/OOn0/Nfdg9ODz7+FM8ndDfLdNdvm7vW6CzJ1GKv/+jNL4+pq0My",
-	"kGbaV7zDK639fbI803p+mWoTPOcXlFPfsdbke4Eeo/w0cvUdExNyahTtHs2yOV7d7ebDN6j2WMZ22C2V",
-	"l1Fkc+2FHkvkiCmjmWwePCZUEykStkOoUQpWGUK+S0H9iFF/tWoOV4dbvYjN5ZRVxyGeh8lxm/yxqfFp",
-	"buW1irs6opNIoFWj6KRUzg1jyWC9gtXci8sU0Nhc+XArbbDSBstqg/dccDX83lgnWCs111m8XQwvURWQ",
-	"F6KSd5zX8RL6ng2b+ba1AkYomcuHM7n53BbsWzpVrH6zt4AEPNQg5IWIxIimgBjqSFnXqtWHvkwhJMg2",
-	"KXPCBbotZZ9nSPaAVhbr0oyVH5LDvaOQ7HZ2XygSVzrs44YtMahV8nm/hiuC6sLG9DJ+yUJsrUHsK/A+",
-	"7axEwhc0kJl6BudZ1PodnBcDU7BGIzHOqO7LfPRCgT/jmy+wIkBespy0W8RXKAxkw1WohaCfIMaIZYTV",
-	"dhp0/MbZpFGtsICv4e+GTe73Cp5p2wRRLdOar0hs+vv2wOVfs5jgvs0Ij9pOUNnLK2W7UrY/TsAU1z0q",
-	"jecVNTXbMy2sELi1KsAfjQkpmaUVtO4+N+JXCrYu+31lxOEEwLJZStZiwb7o40Ls6piIIssaNntVQdGf",
-	"rS048WP78/F/3gkQk+qga2ZlPjRm+81p+2W31em2281O6/W/AUETXk2LvCZ/I38j7fXtYIa8GVDXVDK0",
-	"t+63elvJy/Q1a/U7g63hy99eX4yCMDD6DVesHYH5Al5UFZyzddp6ZcE5t9qdfwf+MHjCvLDkOvr37atX",
-	"kze0nWyy7cGr396M2mJcKr5DibCbKR+YnR8GflFU77VZ3qvVapl7IVySG6CmuV2nyZDiFK+3W612Z3Nr",
-	"++Wr129aZrVYyyToBpplbJBTAPmx4KAnsC/5H1jFmOSTMaQhr1RN6acUGof7/JKRXpFlTJOx5FY1aT5i",
-	"fyAF936RyzHbeMvyjJvN7cn1b36FHnPU7alnhLftNt5dCkW8aFhp7pXm/pHqQ6payCnu8runANw+KnQF",
-	"T45IAU32MrnoEuNd0WRI0oJB67rZebHRBjFZyxlNMQ/kpFPcsI5ZAuwZMfWVJIOKF6McVypVhPcjUfIN",
-	"paxPi0yT2G3uuAGdMuBdG4dTVLDsoA3YOI2yHwlEZa6cGHpGuGr/jTEYwCOmulZTt+PSYijsq8B2NFMS",
-	"U4DAKkE1ObUSnhh9AAFgrhKZY4OXYFkk9DCXxWBYw+jrSd0k+xU0h3Imodme6pisQXp0q9WKhEvFwRGN",
-	"Hfw940xZj570C13kLPQsJZRMGM0JNZvOuNPmnZiRUF2iKrAvZoHZC/wBgzDv2mieNfQ2ZXKhyG/FaEz6",
-	"Mr+iedqIhLGzgNXWHCIAjxBcbOIvvlP64kM6Hhv3H+Gh4NRImAVR47QtpXcJwR6WphxcCc07qnjKFqOz",
-	"Yxb6K/m9kJqGpFAsJdfx3dDa3eb6rnjtcy2sRXbM8zZJ7qz2nyls/DO1kmtflGbqnWze1l/W5n2oiXor",
-	"1L49LkTRZBQQiEynQFfW6spa/R5JnRXu/vfC3a+YF/PM+ZujZBtf3Z9L4u/rigzasQYy1wTyRg54c3lg",
-	"/srYH5VLc4aKpVPXRstoyQeL8iW4OKsSfQXov5Lg31OCu2X7nCD9b5FtC6g4P4nKrqqyey0ymsBDHsor",
-	"+AUMR+NvXjExp0nwJ6YfXWqtguur4PpzdTRW6miljh4e/n5WyuUnpm/XLE+Wwj7xBrfNkOlkOKvDjqHB",
-	"hbkKr1GP5YqMc4ahaoywAnDymoaaJtknU/7ATiSomBCph9hOUmnA4LqxQ2IjIWOSZIzmisRG7Mahj38j",
-	"epiLVzfJCdPYMEJ1bCP4uRSVcITMXbgZfrWx1jAS6orrZIjg+6SaN4e+89G40CxFtDHLNQFXCTG6Xw3+",
-	"Y/UU6q3Yop11sX5MyKuQKEngV4RKcyOLBF4bo8zCRsbN9JkLK3BeuFKA1sszRlKu4A5Nckgv4FIYofaV",
-	"AGA14DUTWQitiJZXNMc2IogTLwwnLxs3PgOtUDMz7hn29Woe2nDurCRwIE9F7fJcTCCYmz+bDYQ3//Nb",
-	"O532aetNt93pbhkT7uV3tnYquFM42JX5szJ/no03/pfqgELdc7/w5piJdGEB4C9Dm2uukl9xZqyRMntt",
-	"S5XI2ekeiDvgP5BCD0NrUJhDtSI9gGtWZC1WaCGpJn4V75A4M4vyTKVYIwjmTSQKoZhu2FAEWDxQAXHF",
-	"RSqviLHwtHLkEgNgQaCITxcJoyx7VLEX0BpgJbK1DUKHAehasx3kXTJkyYUyZgwOjNjhQ633hKhihANw",
-	"cKDyStSbqVRIqDLGJM0mmieKpLJJjhlNiUrkmC2A1ACL+ARexKMFdylYP25Wg+42XJlpVdcondNWqx4U",
-	"MAsCT2k1tzrtzeswgJdZv5xVqdNX7Ky32jdcsd1ptl6/ahuXgeVniuXvKM+mBtpqbt+/eq2cydu0mC9r",
-	"NQevNNefVnP90EVoiE/kJIOT6XuVaqknQCoC4psbS8LhiJpagBCxLnJBrmSRpUT2+9Y0BLCILsh/bF2N",
-	"xJCKNDM++hp+o2yvUWx/iC030VDrsXFkzb+KnB1/QCIex8wDkvhw78j2fUERl1cso2TcxO9VDJXoxp+9",
-	"ImvGWzDOOiJS4BGIPXF+jt+Zq1s6o9AyAQ0Zif+LZfwPKtXGOCsGXKyPknGMeEv/BZOQ1n7AvxHYGzyn",
-	"hkfPgNaldW4JhkLSm0CFGYNCMTODMHfKF5O93CJrvQmg01oOJmxKg2CFIkNAt43hJJY6DAmkeqrOjplS",
-	"dcFSMw2VGrGECiE16QFfEjXGgjmSO+hWZft5LVYH/tTnX1hKrmSeKvNigYCJQ8AgEknOUiY0p1lIaJrm",
-	"TCmCJEMyu2R5w5cC4hoy6jpjfU1koUPbpBcJmAauFcv6JGP0EkM7I3NQk4BJ4khHPOw5V0gbZKaACg8N",
-	"InOPN48QtOYc4O0hfcrtIjbLg4vBjr8qIMoDRm5n+2VlpBdsrM1R0EuHa5aLcaEJqh8zCLjByy3yM38b",
-	"CQRPIfbdYBkkrFo0RxTkMWFFVmd8h1R2nDEmcgYEQ1qStrnuPCPCwzGewuZ9LCsCRwQyBVcAYhsKllhe",
-	"gMoCy1kfSv7qJFFG/cPvxofOaXLBcgjlld0SdfHyQcoLUoxhki+Ysa54wkovf8D0ufvKTqtLy1Rl4Ndg",
-	"bLzpXHOcADUZ9WQ2n3CyDNL86o777NvsELIFfGqoag26AcqsOXCRJ4zmCRaapjJR5aDNp/NzBT/fbdwI",
-	"gzZ32LMDdNNsb+4HPErGKOofYFLBslrWpIINszKpVsGAH6kVwAlWZ4TBtni49ZUMqd5Iyv5vkAFzOwNO",
-	"aXYBhe9U2Bp+LsinMRO7By/UTB85UUM6ZioEBQRKldndC8F/Kib2XHLy7mejJqGA/uzAGASkMJpJdwGl",
-	"Chq146/GlT4v8qzE5zLfGKPMso9AC/wFm7ifL9ikSWKw/ow9Fwnte6v9A1iv3DjORukSmkCWgKzFP+2f",
-	"kg042ZlvcIFRY4dQgWkae7A5bWAZE7daW/aW50Lqc2BEjCujEDiKOmyYPTv19IcQtoVGiLhkdVS24v7K",
-	"feUwOvG4NbAEFe0zPTnnYAH1OcvjBlEMwg3UY2y6FotuzYDGhohI1Ej/LTgb1eaN+AGDGv+C5lINcsD2",
-	"TbgWjkJByqZk3rHRjxeKMJpnnOXuWdC64QNhxtCMhCMu4HrBefapsVlCKa40FTquXQ6nuhyrHQP7gsmo",
-	"ehOIkLUWELJmrEpIGEXCBpncRJWhFXNJBVyajgKi6Ql+Yj87kahOD9AxuAlKJVMN/9rdDeSVQKclNHsi",
-	"p4kGMzN1duB4nE26JFYTpdkIsm4pw51lZwSsQzcVZgOKdTMHxJpfgKJjm2iVsbgARK7PWZaqEPlIFV4I",
-	"Y1O42jGtaXaM3/L2teBk0yRhY8gOGvvavskKcdILRWL0U9btrzFBRWDpvkFG2J98EhVdBHxhV2h3I/if",
-	"mTpnr7uBRCJlSUZza6133bOEjnR1KHnCYrJm1wLPoYk4J3G/EOgIwnS6T8jSGgLAkJEQ2bnnblVx6U+5",
-	"OXSDjsRarNkIzOMiZ3j78fnY/DGiX84RE8N9KkWv/yESMSaPE3Y+ZoJmemKO7sNjimRS/RKSr0pLuLpi",
-	"ZuFFIs7kgOvzHqdwm0wOxrnsKTeS6me0qrkYnLN+X+aYxb1keU8qridxIwRCWLqumJkEbZwILvybB3ew",
-	"SQ4ct6rxjdGDrAmGrqcCicSQm103Cct9FJIr1htKeYE7CgJxqrIDXQzUQi7aXVITPHCO9+wSKTAinExI",
-	"QsdmNO0W7jMUmVGAPlkUOMyoulSexXGBvrLYqKhm+cKaybAQF7GjlexWqE2cRxqnLNO0mUvoQoMHgEgF",
-	"hH7tj3ZbxiWDcFhm73zcGPrWAHmlD9g65/jm4h2biMcnOpfotDUtfsx5AdAtILnzghFKYMyW94yNxnpC",
-	"YtwXds9bDQFnIXMt7jOrrFHecb0D4lU4IuZf3336uP85XopJ2GFAR2KKSXgXXOIiryb2qhzCGBoALlx7",
-	"2yr459dms3l97ahezKMISWI3MPPy8bGa0KfsNpvTaWbZGhGFX58pI57WcMRT1HOuIKHIRYiiVmk2Vh6x",
-	"B0i8cjkaa38PLM+Y3ekuWeBv8UL5PIKx/lhacuhc0UkYiZ7UQ9LCV861WRaQBCJSZBNwWTXNmiTmCBIK",
-	"CzYZjbN1/24j4fYuTzGyEv/PujVWAX8IZXKjScAQRcXsJL6xw0h1yknkSNcQctX4hPhXIlP7F1ieUUCu",
-	"yXVcor3uHsH1FHAm1KifcXQjesFcT+dajK5kTGJpRB+3wreEUjVGBmwOgCDyryI0jryWtv9wAcfyDhlT",
-	"ZRmkjanpAjrbxpZDSXBuYYA2AEDOiN8UVrit0PHYr8BhGAlbWu+aYivUy+RmzKk4tFsuEv6sZrPpiJgb",
-	"DhlJI+9hCSQ7ZrmSZv06sFYihbmGKjF/Fdqnb0jMkSD13E515eEccPG5C0nEvveUa7JGq9SJFduwSgUI",
-	"RNtuAqRIGChlnjLoQ3XWrO3pRFFSZ7QgvUJNSCFSFAClwI9zZsRsbAZBNRtMbn0g2HPllc/Nladfmksh",
-	"XtEbmkKNb1O6NsFDKKQBi8v8cUmzglVYC9F181fCxGcqyUQWRA+5uCC0Z4zHar4TiCr136GQFpCbjGEJ",
-	"0S0wkpapzwFH09GULjGsU5YZ25JQ8pu8gIKLe9/a3djFoeoaDBBNqkrMR43gTnjD83ZnE4MGS9I11l7k",
-	"U5ZKWZ0Ks1dT2BBEk2PA50rZl6DbCt1c1+4AAS18wSQD4yih2YhomdJJZdq984NIXLbEKui2X73cfNV+",
-	"AwwvUCvlVcFmv0PfJO30FXvZ26ZbyWavQ9tpiwV3enU27IfXrdhEUBHkn2VK4SFbQk05Bt22hxIpv9pu",
-	"3fedYmjyBsCxoBt424GnUdCNpqcmCsLIPp//ecbqg4PsbEe16Y5wGuHU2yYSr4JLJTJrJcJVEZllEQVg",
-	"H0ZB92sErxsv6V44novLBX6Jguswqi+2CPPk15+vjX79Mz539QH3aDZq/oBPOe+BIpASUfDsH+pzGOGO",
-	"x/dV29wR7u5oVhJEQbcTRrVtDwd3riuPi7Y7aOX7iIKb8f7KIZG1/z759BHRSmCiFmB51hwt71Kt0gx/",
-	"wjRDGNRDUbddAkLm6YE9ePksBTpO98hV4ImzGYvO0veE8rH9Lwlj6R1qH/Hku1dA4nmHRorcubkcz63W",
-	"lLwt1GTpGko8/b6VlG6iH1BPiZe4b94Hz57K/phzO3ea9cqJS88ZrOozQS8pz2gPK7e3l3/bx4U4Qk94",
-	"fq/7VEaIrOFp6+aSVPNexhqVdNZRLrVMZObqREfJeHEqaldUE/9rMANkD0P9xF0ptO6qeTTyj9PTI6Jz",
-	"KpR5zQ0ok7AZgqnkD6SnDt7tQ4ghZeoCmKad1aUgPwWVKhhxQIfessS4gLjPd+CMWa/ejPmFIkbbrB8f",
-	"7bkMWSRsioy4DFkXK/QJxce0uL9QCMuhDqkWR7FJr0hQ0mM0N36zUag4pLL4RmmqWcaUImtCkvgwGa+f",
-	"MKW4FOsHabxDqJhEwtWhuiAI0knDU9VZ/i3jz5QTFGNYsJKwiXchLxCTUaE01hBBDGv2VNfENG27xz7M",
-	"718fcWQETcyKdiMRZ1zpc3wZjgKgnp9TXcLTEIYQEow7hZhMOLLRtzAS8Llhh6KYSM+tbxaTtdjGbCCM",
-	"zr5o8y9mcv5e9mL9vZ5WwxlF9G+fhjLWhc6LRBc5S31WBrCwSyrxECh1cP3YRNeIaWosI4ujBpH2Whhc",
-	"0wumyr7pSrDdBtV9FmmnTkUE0GiFqIbLIrEgXmbxvf0KwRATkiXZZcEViCPzDMi3fXz28fxo/+O7g48/",
-	"xeH8sFnJrFSNmkVimbCZw7aYjoth7MnGw8hsOMwPFMcNMUsR7x6ZR979cH68/8+zg+P9d3GlFc9FqSv0",
-	"VDgD5k3PmYIy72g+vlBIQA4F6i6Nu4tPfMEmkRhZ2FqX6zOrBR59h0wtR7EUphnNssNk/JCmNJ4CuKf5",
-	"JR8nQTfoNFtBGIyYHkpzCxjohpkLB5kGdrAniprfLzb8Y7J58fpLK3852RKd37dHr67e6PZlL/DNTf9g",
-	"WSaNRrI1TNWnvwPy938rKY7HyaE/8fFDPQtmCJdD7VK/fvVPx82iyNn/KQHV4ZfrzxAHs7JhrxyDFwxB",
-	"NxipweIpTCq1d7UbXT9s0mY9KK/H3O1CwO873Dta+UR/0tKrDlqd00RAQmretzvAFtNau8bRH1gT5YqC",
-	"GQWFADtESOh6Xi2LVUXekhV5f6meOWPan2DN7A1uEJSg3dgMUTowA0dEY5P1eHJYq9MDp8O4AFNVeY2w",
-	"hqiPpkeWOTqvrk8qV0vWiJaRgCI9qlyVW0hieSVYet6b2LoKb4ej7R3bGGRcz+/Bt0bAcEHOBP/iygR2",
-	"PNxBrd8DLgVtGpGgacrhVP+U8kqgHeXhbof0kpE1W2SoiCqSoZupSPzCemcHRCGq0BPlvhdVzR/iG36c",
-	"ivlfv96QAloirWONrdOcGr+e7PrsUiXjg1miMHBvGUrSRwgh7w8yk788+GslkPGBu4zcnPruKY/OvEBc",
-	"4yvV8iP3zy2Ihn6n4NxsaTZu4bsGuOCkDWgmuVnAwyFEQxyLC+PaJiysCmcU55a+gaWNLu6P1Egt3+2F",
-	"N7LY3q6AAAcu+9gVVClDGhe9jCeRwHub3RwaHxp6S6jGqqXj/d13h/tQpK0aZUgKRZyEJqbYBxEO9vZP",
-	"YtLnGcMWJT1kI/R9x9kESc2wstM8CjK3RCKRSivSIoWAwBWEMED1KOB+hhNOXMcdDDXeIZ+yjI7s1Wz3",
-	"kmWCgSop31HnxulmBkd0c6+0F9hH+Noen7sF+rnAoXTZ+CSjRcrWh5RfFOtbgIYiCw1HbUM2Hd6ZkcKA",
-	"NT/mSbX5Bt4/x3Yhe+1Ws7NdXn4w1uvbzZfrmuU5rVy7U7s2Fl7NvfD9O3vKmbyN7MNvA+V3wErk/6Va",
-	"pr9r7w0mGPye9y04aI9YgZ4XQt1GF4myFspKax0oPvcg2JW3wecTUwFv1xNzUi3F7XUCMfT3PNMsX/YU",
-	"EB6VU6axQLMJ5jg82kchlOcyxGZEb6S6qGJV2ozolw9MDPQw6ILdO9O2uOCW5cuB21fLBhfdvnrMHUfx",
-	"+WnphO/CnGQee3bVreTqKkrzTEWxFX9z6Hwxp3c7kpBNiSZUkFRCokjPRlEQMMJscC6F7dzwjQC+f9B3",
-	"dNXyiNj5hrk+c3mwrbHCqrzG1ZBBX5WuJWkTKbABICVa2gyTRvrZCzYxZq/vR3NIAYSJS55LMWJC75RD",
-	"GwEpLM8y0ssxd4VREeBo8igViiU50ypuNMmeFEpmTNnmS3N/RSfYdWX+Zpr0WF86eCOMEvkk1q0QQ6gt",
-	"HhE7HtihjuZYqG6KfemynVFXZ2zltz3eqITqMRZf0OkYb1LffNwgl7/fdoiUg4zNHFQfE7guEEmxSy/o",
-	"Bpet5laz9QBYPZj5W0H13HLCbbTSAivr+luh+zrJMN+sds2BN3PE+sigO3weSayVdkgmbqxwCPmK+Xb2",
-	"L+6+Pzj/6zxU1k77tO0w1NqdzX8HMybkWBGasVyrWXh6rJY1LxLu3kSBco5dvGng2x3KZungs41QXzk8",
-	"1+TVqHOxJV6OX//eyjtqS7+8/LIYk3R6rEWeBd0AUJu6GxvwFpt2wsxNsZokfUacp3at3cVwd+t8JahX",
-	"5vozNtcrUtSJd/8VQJfMre88KXrmYw9aQM+OPxgD1Ddik3nFfWRN9gFUrDTMI+Er9hpVJALfnA1WNB8A",
-	"anOMuiEOUSVgqHjIANlApKQ3IcdSU83cA5ETOL5JdoVHDRnSEjSt0yp3aCTuQEBpr/9d+SdvkvX3Eu7L",
-	"CuQ7ystvxxV5LyV5k2r829I6DxcmHKhYcn7Y//mfb/LXP/38v7/np1e/nR29e33w4ejfB7LzgX6gJ1ev",
-	"vpydto4H6rffXv/n42vMByo43DS3uSJ241QIgHAOVqpupeoeHd57xX747dgPS902xxao+nobX+1fdyA6",
-	"tGdg20Yux5gutlgNJGUZv2RG7d+B8fDeurh/CEQxj+fb3YUq8WaF8lARviRRonsbK57Elej+jswMdtHW",
-	"iRmWkKBHORQfQlXhe2j3eA4MizfKzxv4Fd1mnE42X3mYvaqJNRO6v78Y/CgFe2xRuApufRNTfUkBPyXY",
-	"90/prTILjqkJ3pUSeN5KYHNJpNxDmfI+dwL9GaH4zlMD3zPlcYsgv5uY/cWZyo9BUbgDoHFiwFTscTml",
-	"Ygg2HwmAhyI00QXNsolF5rTA8rEXYDEZyUvo5sTiGtEk+57sLxJOHVk2Q2h8dUx+x4hqeCfuvccx0x9K",
-	"2jcnwnNXmfvtGPzsOzbjtCP+/KTK8m8P1oLtuqfzjbQgvpGlvZ1bCOlW2nHlIv3oLtJfkfbuXnGtjTIk",
-	"dWNpgz0DwD3dCaEDg/fFDSFB3ERQyzYVVlbyLKxueFeO4elLiudU3paPhEYIr9Yfzau6Va5YZDkxbp9v",
-	"YmtMrp+k2kJrNhobPddZWoeCZoSXwS6dC5u2aae3mWyl2+xl/9Xg9fDNb6MyppcuPurCMtbu4kDm3Xsb",
-	"yG23X/67ToobACzOdmvTfo3TtCdTFnS3W5vIYbv4spvbVZI9W34Z2JBriWww6xI/u8oLt07uUoFRCSmv",
-	"opsr1f1DOanV2g1SUxKP7LAuoR03vtq/JwD8wzQyUt37nrerrHf+fiip5teoAAo2NETawy3RPFVESQn/",
-	"UnIl8wss7e7njIVQTg2Vh4DP5GCofO8kQL3HdhrWeRo3yUEfcY2smilp4yLhb8wViRGVKMZBNMkpAKhb",
-	"CI4l3eljM7dTEnG2Yrsz306pDgZg2Fekpiux+F08Grd0n4UkhT01LUond3QVcqg9W3elQF8fFiGcK85+",
-	"4pfTiXRgm8J7hiRnusgFS6EoDiJ7TfJe5qSzRYayyJWXRkDOTfN8QvSVhPo6oMFRIfgkyDtCk6G/sJIk",
-	"Zwkzp6pIJFQQdcU1kGxjdiqTiouBrf+7p2CD+asVIT1aJ8rzKQ3b67z/l3r7z4NhrpK9YfbPg8N//d/e",
-	"tjr5XzWWvVfy3Z+7HKysBiuX5UrDrDTMc4mZfTcFM68u+Y76RTP1RGrln8YSNPLZGbVNcy/H0qQlxny8",
-	"ysmkYDuwyZ05GQk1lFcQHlrglCylEnaJyzD5m9k7ADzUkIsBqCIzOqNtjK7iynMKYz35VusN+WX/7T8+",
-	"ffr5/N3Bye7bD/vvupZgm3DXPz1H/5wyVamiWM6eNiOx07SyqFfy7tnJO6ycfRTMAhBrN5kB05surBmq",
-	"XPnNvVPZjWAv1CP0K4SDP/cu+l461sjvW7I8QICeFDnXE9CdCMW+W+hh0P31M+D6Qof1PM75U0eIh5zG",
-	"Y6qHO8gLCChcJdMxV57F7uzth4O987PjD01vr29ctkET2+HN4LhCZ5TrPUesRSTc7LNkkmSQrbZpFksu",
-	"PZu1OaXZBYB3lzTQIbkaygw5Ko3zJ3PiGMUqVzx0fGKz19yHsJHnhqsSTFsKwK7Vf9jhpQklmo8Y4MpW",
-	"YVhCX8lCk4tBbkQVwn1RdcFSR65n/rqiXDNEZzBTkFCRsCyz3m1l1AAvMTviKlkFsSDrcCFgwqlQBFfI",
-	"pitXrZ4+7/IAVeEnIWeuXmctk2Kwrlk+IiM2ksb4QVT+C2FMpDXzT8bSAfD/I/x2o/YKRjKfzHupFWBN",
-	"YxOZSRUMGXHN+3jHVSLzNCSnLGODnI7gpv9TfyJ3wpzr74oauXGSyeSiW5I1A5ElRACANZCSJEecYf+m",
-	"QwwZpAXDF2+WATBDIhoZiY0mSYuMxY1KiBVypIWjLbbUBqoy6hN71rwxn/CBMCslLXJQKGiJVWIcGrj5",
-	"crMvFe5W26FYAZxDGsMv69VmXXtvLzvmvw4LCeLQ4xOaYfWUbTXE2LLZdtVNa/vmF7zg6Y5JPcxlMQDU",
-	"PwQmtEzPiOWsCM1yRtMJUWNGL4DVwMom5fgssDTMn/9imvPdE1pUBlnCIBpRVU6NL+1tegDTkv3jbtVZ",
-	"yxkdIOKwMSXdN2/O6JgFBVbTy3lCOl++EJr4DafKBdCc0h27HiyGWpBboBCyFERN29nxTZ7W9W58q6e1",
-	"z4YOHdAZM3vrcH759LeYBJvjxjt+i6nwmCpluSQXoOVSIguAgEMGVS1lZWpsqO6bzIkrc/s2s+HUmXvr",
-	"5sAe8FU1mSOseuKntvRYT/m8BB/JvP0xEylyBrGUcL1jq3e+WNp0rslQZilqDhdxKITmGapGxYwpVk6S",
-	"HuZMmTN+wFkaU2We/nXrP8y+4CgrSnOk+Y0kRWnPfAtBQcYZ1X2ZjyqGV9V0dDsFOZzg7NmamieeEWu/",
-	"77n7fRMlgoANLCXUuwdrlIxprjnNLHSwlrIB5+eFaHpD/qmn47gQT7skjHkLFoN7ItAaLM+LMUAZ5ySX",
-	"4LEYX6d8/m+1HL7J81cKxuzzYZHDD/Fw9lHckzlKs3OauJq4H2D9TlPUg3cPLPPMMYcBdZQ5u5ogeOrH",
-	"t97XKVNPqt5OjBDrTUg1foRJD6rrSQ8YwP8XAAD//w==",
+	"7P3rduM2ti+KvwqG/r1G2b1pRXZdUmWPPfZS2UriTvnStpzsdKuWCJOQhZgCFAK0ra5d3/7jnO/nEc+T",
+	"nIEJgARJUKJsOUn1qv7QcYkk7nNiXn/zUyfiszlnhEnR2f/UIQ94Nk8I/H1ChMA35ILMk4X6t8hmM5wu",
+	"Ovud4ZQgfEOYfCFQCo+Dzh1OMqJei7HE6r/wwnHc2dd/jXu7v8Yv797OXv229/Dt7bv71/JN2lv8C19H",
+	"naAz033B6zNxY16+3rt9m76avWFv573f9sQr+ebuHl6W2PYScSGvRNzZ73V7vV7vXdChbJ7JIb8lTHT2",
+	"d/d6QWfGY5J09js3c7nzuvtmR5I0xZ2gwzPpvPqyF3RSIuacCTKkM6I+fvmq+zroSHjjSpC4s7/7uve5",
+	"eK+z3znB6S2RAiWc36JoyufzxQGakpQgKtCU36NjlBIcIzkls24n6KScz2Ca6o/xq9dvOkFH0hkREs/m",
+	"nf3OXm/vzc7u7s7e7nC3t9/r7fd2u69ev/lHJ+hkgqTwqfpjvLv3svM56IgsiogQnX2ZZuTz56DYtt8y",
+	"IuQRTUkky9vXRzH8isyqoy05JSji7I6kAkvKmRq7+k119EJsu9sryYNUR4AkCZoRhNGv/JZ0/aOrjeaY",
+	"XXA+q47GDoMyhJFalgDdUzlFVAo0T7Cc8HSmhgddO0OxP6k/p5gx2GSZ4piym51oitXL9vvOfiemIuJp",
+	"rBbNuwl6Yj9PsUQxRwueITml7Bbha55JWI4oS1PCJJrBnv+vlpO+lCnBM3V4qjQk8IzY2QfQA1ATEvYL",
+	"Z7K+Iev39NY/xwT0yI84I5WxK4JA5E5xDRg3Q7F6KR9uh8b7aHfEFJXuo0+jjlzMyaizP+oIiVM56gSj",
+	"guTh9+VEP+p8HrERU63u+VoFCoVW4UwwCb/+PF2gmMbOxy/bf6zXa0qjW8K63a7TyCtfI2r+j5gWfKC5",
+	"2aiz/2nk8JpRZ3+vF4xcfjZSPCkYlRjXqLP/FoYOfHBkGeHuu2BUYmejzv7r3b3uS9Wj4ocwvBJHHHU+",
+	"wxw71QPwHaaJ7/jOU35HY5KiCbyA8ESSFNZNH0wEm+0e4y/qXJA05Sl8bP5S+xPxWD/tfz84HY6vTvs/",
+	"9Y8/9N9/GLiD12+oa09xUsYlwneYJvg6IV14LyYS00ToNoXEMhOVPlOCBWfw44nar2K1UywJSuiMSkQe",
+	"IkJidVY+N+zdBRFZjfeYH82GAR2jvcoufSWVlqRyYb485EpyktW17qPIPkC52ODw9Wsc3d6kPGNxZ3+C",
+	"E0GCTpQSLEk8xrKzv/vtm5ff7r7b6/UCfTg6+yxLkqBD4S4gYr5cVqLMdj82Zy5vgAmZZpG67vPfHMnq",
+	"cyE3tZDf+PWvIGZ0nCnqpe/s//OTPS3wN2aMS2y6/efH/N5SHEXfSyBLCRThZIYkj/FCiRfq+HT2TaNj",
+	"+ObzR7MMS4/OAwhdifoYC0GFxEzC3amIrrPfyben6MQcTOhgnpI7yjMxtjMbqy71cnnbyODT/U/6NI6l",
+	"K4na0Tsip+QSJ8VbIF6qu1j38VndxlOCY5KCTA48JT6+YTzVBy0mIkrpXC2nXUMyuyapQHxiJAoQQuBv",
+	"zMQ9SRHVnxuxL6FakJecJwJhFiuxZJ5QdmOb2g7UGZ7hHUHmWHGfOFCymm2ZpzFJDxC+FoqP3CtpgHFG",
+	"0D0WauNENCUz7CgXSkhTfQXQ5Tiachop8YfM5iTFMktJsRNCppTdgEwyGOIb/4xTIniWRuSFQEqCVfIr",
+	"VjNBhEkqF0jimwNEJZrxOyK0aEnuSLpASmq8Ieh7IpGY8nuBtjDLFZsZkSmNBMKCxmS7iy4Ji1UrimDV",
+	"9I8nOydYRlPEU/X3KWdE/9A06VHn21HHO7ULLMkHxdB34P/rszweDL9DIAbzCfrfO5X3VYd5N296bu+m",
+	"L8okuSFppbMLMsOUqUG07zD/ptTpOn0K4pngJYk4iwXKmKQJnNVrypQcry+6F2rbWMzv1V4TKUqdv9pb",
+	"1TuR6WKnry675p4lR/dYbS+Z8FSdKZkuqtMs9zSjjM6yWWd/N/D1Wtumet8n+EG1YClJoDlJ0YyyTBJL",
+	"vqVlWG+jvdtWH8SF7TwhE6kOtqsomFVfOZjX79YajPcMXDH6gJQqjLaE3pRthBVDodF0zSOx++2713uv",
+	"X++tWKPPQUcxtBmRlr3u9X/SHMTPafp7fSWHSR7xJOc1FUa7Fe52e2Gg2ELY674MDzQ3nBHMBOp1XwaK",
+	"OUktPuuGBF6I7dL4O7vdHlzenX3D/TtBh+GZetTf6+/YQZaOI374QNiNnHb2d9/4uEzfGmR8M7Ncj8aK",
+	"aU4oSQMU6ot/lPV6LyMaw39JWB5oC9kAZjHHclrMwdqGgo5aNQp3mVZivfMB6ac+oUPHYnEcn6sevHNz",
+	"LRvVKapny2cIb6yQsWoTjEpDe+I8j0hC1X3VtHexeV6d2/00Xj419YKeWbyL965fRq/i1+TN5Nubt9N3",
+	"v976ZxYXg3narI5jMptzSVi0+JEsfMzxlogSZQk8IYpPA2/eRxilZE4Uh1A3urT2lFuyAClGTsmIwS/X",
+	"PF7AS5ShvVdoyrNUBGiS8lnxFY4injEZGBlJdzyhqZAjZsQmfIMpQ1ta6IMuVMPb0DLPJIq5Yk7qu3ue",
+	"3iJ5TyPSRdbOM2JqYDBUzLicklSPiwr0am8PhcdHg5Pzs+Hg9PCX8Y+DX8YXg6vLwVF44ExzShMyYvnA",
+	"kJA0SVCaMQGt9N7VWzk+HV9dDsIu6juCIJYjZlT2W0LmoKBOKbsJkOBgdIMF1g3jSUrEtIt21cLvvX6N",
+	"5illUimyI9a/PDw+VkJUiiPFQQ/ymZnVfCGKLaECmub3TA3GWrhGTFu8qDYk44XSSvWb2ryEOIuIErum",
+	"WCDCYhKrFTH2BT0V+NWuLApBSwqNVluaX3fEmpiqcxh31Gn0S3CvJ3vX30bvyI7W0HasrdHVK9yD//p1",
+	"oKSEnC2r60ZKkqoR/Nc/R6OHvd7OaPTw7eDj//iLVzA8noBEWSeO/lytmta7QYblTK2ivYlyeVgJzdqY",
+	"S9VSErSlrqW/htv7I71V91QQuz6mLWHJJ9cXBHq1uzdi4fnF4PDs9Oh4eHx2Ov6uf/xhcBTqEx5NSXSb",
+	"f2fGhFMCfcoUM4FB01y2BUaeXiE9O+v7enfPv2hKFm9aOD2ll71X+sQwbtiDUlvaLJ76L58gXFWJUEKF",
+	"1Lf+X0O4zZtmWWgKT55qk7ogyUwLk3N8Q/Kx/JaRdFEMBcSo0hBiMsFZIsGaono34q3i3yuE3ZPCf1Nf",
+	"cS1caNs23FG5CBSC2c8SK58A4RvivsF3ivC7/muocBgtu4WKNV3tVCoW+82rKtnWV/7cKPnluapfEcuU",
+	"1mwumN2m1Vc741/83ZWrbU1O3uXOrUwlcWAfhWAsCoFIgclnWhjK768wzdi4IiG0MTDV9iYthvc0EeEi",
+	"WyrX2Rk4Io+awlKRR72w9nwytompXAJf+Y4mXj30TDFwuHLVrYYidW+CMkYFutcmMN8x0syqdJD+kpJJ",
+	"Z7/z//umcO1+o5+Kb/Jh5IMCaWb1oOxQtPTTOBptEFtnNPoLNZrLaEriLCFNYq4wz6t7LqLp8j1XL+g9",
+	"n/SuX0Vv4rekN9m7eTV98+vb25l/z0UxmKdt/M/kesr5bdOk7vXjuui+SnI3M4q+ne3dvmJv5m9/66WF",
+	"wdMzo/t8IE+ZkOP8LgySVyx3b+R+WQb3Ep7PExqBGvTNr0Kr1fksPlmL9idwqyjmVXWqdIJObrb+ZHwi",
+	"SjdY6RGBScp0Yaw+e9861lrd6+c86kB17PfVlBzsYJ3/3PZsD1QnA3ZHEj4neuEqjLo6V+0BxnYklCmR",
+	"6Y6ArRWGDNIFOMXtxM2AI84m9CZLSdxF+XVrvzJeHlx212Vg45pkggjrgRZoot5GEefJTszvmTYQ289e",
+	"COQY0gJEEkHQyx4S2/taWdKtvgAZH73uvTTiIBe2pxiMIKDGoAin6QKFTov6ZgrNdneL3Qv1whibEJip",
+	"AgQeExKjbK4Iw7GQe4xuvm0yX3xTfb3ZQNquleITv9mzbSvq9brpcunXzqtN5sdl39c/WGZDbNtSaT28",
+	"RsD2LcGaKEJ6j2NjtXwauzk+/an/4fhofDH4+9XgclhmNhNKEnAuKV5zbogA2IphQrNMSHRNjEawj/ic",
+	"MEwDhJmcpnxOowDdpPy3AN1wfpOQAPEkwTNcZjzH7A4nNEbgDwQCLPX3rByoMn0TdWMpEP1P9AnBIgRI",
+	"zxl9DhHDM2vliLlUeo+6ZXIDMY71J6AqAfew9tUAiSyaGscMvyPpTsLZjbExHsdaZfq3peN/a2rM4hsi",
+	"B/bifRJFvr86+n4wHA/+9+FgcDQ4KlMk3PAQ7Pc66MxJSrmizxgvgCoFkaIv3Qi6d8OejqADP/8/QCzl",
+	"89z+rP49V9ILtNjt7e69LJGmaxaPMU0W6Bpmqg77X153ez11/UILaOsv+vtebxs8jXo0CEvkGcw/npWo",
+	"Kyu4j7AdNugVU57ExqqaMWcCsjZZYEVMTtWfzISniTnBtyAKmHcU6zOaAXwNIgq0lVsAnUa2QfEHXgEG",
+	"P2DhB4hxGMw9FmiGY9LNWRCwG2ME1pMIQP6BgxCgezUh9ZWeA2Xw0HiFtiaUUTElsbFjsli/D//SltMb",
+	"MNhO8R0xLQiOJjjdNi8bg1DJy4S2roaHaEZjRm+mxWy1PdYwQUYepJ71V572pfI017V0yuV3Oj7nKZzt",
+	"8Oz0p8HFZR9sp6dnw/F3Z1enRx2X4bidglw/Ud3+DkpIPhy0xbi5p60OAfZcnCRA9Yaqt9W590/I4SRg",
+	"srftuQ6xr2TxpZKF9URuhiSOBh+Ofxpc/NJADraz34kUfh68/+Hs7EcfMRjTyVJyqE9Gk4L91iUG60P9",
+	"SghfKiF8x9NrGseEPZkCBsPB+PzibDg4HFbl3XnKJYnM8SQMXyfGrmUU0JgkRJLz/C0Q55R86kpkByhK",
+	"CE6VVArq3Xl/ePiDFlh8JrAXQ+3TRH3r03yhmjVDIbH2akDPlLNnVk8vr7777vjwWF1R54OLk+PLy+Oz",
+	"00u0hXVKzS1RUiXC6D6lUgmX1eUE+azUzN+vzoZ9tFXScX/LuMQBAgPV56966BdLk+WAkmN2JZ5ojfYH",
+	"U5TuqCKswgShUIEqsQRAlTZSQ0dOPifReMccQBRJaaAm7iWsjDasDffAhINoMzKViJhwSaVTKoVLRwl8",
+	"JZt/C7K5IJl4qhHHH8rUKdtWPISiVHngwuCHMKFE5tj+rkSjB6xNHnUCyYdpxMEEC5nHlfnGjrZKEV88",
+	"BZvp14vmi6UYJknKcDIozv3jPRDDwcVp/8N4cHFxdtEpewZ0L8aLt2UPE43Ry8kefhdtP7P05Y4sQJih",
+	"jJGHuZECtbPvAAjA5u9GOE0pATWHmsGLr4f8iz3k4Jg6sedxE362k8HlZf/7gd/PZrK7y+41pfpfE0Rm",
+	"c7koqytmYEh9how1maYk/l08ZmYi2kgcqiGA3DSjQkAcLYwXjMOco4QrIaribIN7Ql8KsABfCeVLJZQf",
+	"Gb9PSHxDNmMU+/H07OcPg6PvBw1Wsbw7FPMomymd/U9vKvbMqclObCf1VTr6UunhhMz4pizEJ4OTs0b7",
+	"sO7oz3/6q5NoOvozmM/Xg//lHnw4mYecTRIayQ26C99fXf5SiYSEkOSV4cy1eIYqyM91JipJSWnG/vQG",
+	"qhGrWKiq7ki1YFp9L01YURuGWAPMYp1JJWSKJbkBK12Ykl9JJMM8eEm96YYqQIawsU/cYxgGn89JjK4X",
+	"+fqZ9d4OnFBGtVlO6JSOQtCpMF8p/cul9E3dcaBLNF5yWs35Am65yjSarjlIA8pDmU2yDwQyg6ZEUnRL",
+	"5l/lvy+XOHhMNmEaOzk7GhR2Mefuc+H83nWCjg1Q7+x3dAiua0UARBTIFgjh/RDFnOioefJAAb0EkNJi",
+	"Dr9BMBgG4kKSQ/pZ7Q6dlZMP8vYESe+INojBG9DfAYqmnAtS3A/wbGLD5BR5PCtJO8sYOIMrcidMaH7p",
+	"ntvK2C3j90ytTkokTUmsvwvy983GBhDzW6AobHfRd5BFoLtxEwgqK+VckPCuDfajspoIoLYytJCETjqC",
+	"fnLgpE0IiRcChTpxIvzKQr5QFrKZi7VymXXqwQ5/yKUaqJtOH9fCZ0zjpsv16yH+cg/xCY/phDYBdXkz",
+	"zXU6SSlLHPhifGBT1SsHwsJiLRshvOPHmfp6eP6Uh+dsTlj/eLPJlRqqJ3Oa82Y71LIg91GrdEuQASwy",
+	"nk0bVRd9OjYJl61Zqp49MFab6u5jrKHbfIi+sYBFzhTD/Y0kVf4MOYsWHA4yJAWCFMmm5Mqgktt4Q+9M",
+	"IsPXPMaveYwlKt9UNiPVHtuxEeI7K9IMTdLvPgJHq+oWAwB3JgorlpFQyAOIIYbCbbOi44BTlLp+NoL3",
+	"9gOUX3kS7iNsMhELvyxQun4PqJ7xAnpcIIxCNfWwPvcDFMLUXQ1Fve8mQG6FdlX+2fvYTXlCvkaSful0",
+	"ucG8Rp29Nnauy98lz9B/K1MmssmERlRdlhD9/CykWu0E6LSyEGFzfmJeYMLgm8EKlAOOSgYDiMXI16SL",
+	"TitZhV+J8UsmRjc37n0mFk8jR9crNL5WzT3KUbaPCv9bA/iln/7+6NuyNn8jJzd4y4xp4h4vCmg4Q53h",
+	"LEsklVjcXhpPWui60sA1t2QgeK4EZ5yMbfiWGYh5U5M/uN0sOklMIqphV3W6r+Q8AaOJ0Eh0Zd5gvHhf",
+	"if+LJv4NZVuVrqQ5SUEs5EzUI9P758eQXZRbrMEvAObn/DNjw6cCccAth3QoP8EXHz0brVe7MEKxf8Kh",
+	"Bk81KVQRIPIjQVicawVfCeaLJpgNRqjbSG5zcteNUP9z2IXKk1DH/2s0+39DstiUaxr8lR6CeBbv8D56",
+	"ug/7z0GFzrK5dlnAiFnpk/5Kel8+6W3Gr6uPEeNyDL7bBgoMV1Um8FGRdX1YQ7+FKnJ8sbkRFKJQ/kQ6",
+	"XWVZwn3zU+if1VdP878ZhZ3jRcJxPOT8A06fmrE1142NJefjBJpzqcy4K3Q6qzblCbTbe/X29bdv0PVC",
+	"av3hz2n6qM3MXEXluaAT+v4rPXzR9GDPx2YuHf91c8pztHVTslYX+VsSkw8GaRN09GelEfcSYc4UGy4O",
+	"sBTaMKYtrrFmjNndYIoKyVOyjyCyStdG0uA18Vcn2RdOZRk7J1CW62n0lWZsPDcNVQW6NGMrDO3oRoly",
+	"nOW1DFzNYV+buqhEWKJv7na/ASlIfLNKQPwmzZj4ZnnHfxbVylk+a0HPGIpprOVbFtv6R1CVCEFI4tH4",
+	"/OLsp+OjwcV4eHwyOLsaFokvBDYP2fwWzGI0xRCoQiWg92r/o1n2IHcLVD1zX6n7i6buIecnmC1sicAn",
+	"kjiWZAxhY34/+EU9rCwoYQ+92rPBU01k53bxTKRX7UKTX31q2sZeTMk16bwQKOJM11iMFijCc7gvU4Kj",
+	"KYkPKqFjAi+EgaM1tc++hor9Nw0Vu2I4k1Oe0n89NSDFCn94Tse3ZOENFuNpHjllHGJNdKdGRZg0/T8b",
+	"7fm6KUV/mdmYK9B68VxkjhlOJjydKdZiclwUj7njtwTmSx7mOYiIXXKRzec8lSQ+ITHFQ5jxU5Y+K1oc",
+	"z1STY1jFChKwanxHdYZsnYFqN39e/cE/Q1fRptYoznQsnWdqX8WGL5BNbdQIdd7/5cNZ/2g8PDsbf+hf",
+	"fD9Y2wj1jFk9tcEFX81I/2ZnOQVhk6oN/w7KpT7xONerZ9ZVXZMTZEpoxkhQFmm3oS03ndedBx3rec94",
+	"fcRBqUimZ5iQylQe40FeYFRJueaTr2TxhZLFRca+M6U1nkYPF1en4++OT48vf6gCX+eV2tSowExYz8JO",
+	"MxOhmKQExwtky308K0G4Qw5yM4sdgilPnGcu62mEtvRxUTrx67n/Ms/9ZlwJ6hD5s5Ivst+r7kdpDEGB",
+	"zZGxwue9DPIDLIWVxOavpvwv+2j/jKl8sh3fHqyf+8fD49PvG/i6AW7yc/U8LOMeU1mJ+v5diMKMvWDw",
+	"y0b0ld//mxKFLUe8GaZ/efjD4OjqQxPMk+3sz4/zVJ9IE9CTLaH89V74Uklgo+6fi/5wMP5wfHLcVN7R",
+	"rdf8au9zS9dQguUzl0n1DDzw+nbmJN2xAAGN3p2vvpv/dr6bzXltrk77V8Mfzi6O/1GxHS1z2Twjabjj",
+	"CTbhc9m8t+Xq9PLq/PzsYjg4Gp8Mjo774+Ev54PHeFuedR19gwy++kv+3VnDz7o64GZkzFoFw9IpN139",
+	"UdUUwchgiyF+BT77tz3T+RGCXevv9QHE6hDP8TVNqKTEljack9T+izxIsJ2aV1OgA+PNvuY8IZipAc4z",
+	"MT3lkk4MTQj/axpS1qxE9fHn3E3Or38lESxjMci0AarNSHU4jRGfoP5eH+12e12NPerMI6rMchkFeVcG",
+	"yGiCs0Qes3kmT3isG6KSzNzZCpmaTbMBGGmKF87nZ5l87PfO3D3vMzwj3geCRFlKJSgLNCUzNdlS1ysW",
+	"47L+vW98thulMM/05HCsfXQ4OS/tRssOdUsd38EQtzRJ1poFbOml+sw7eCvbQObsBEdk/cbzT30dGB/h",
+	"kkP8QqAwm8dYkrgvASG1spOfg47FYujs/1Pvd/lY+OdRdB6U6cB3pL3nNF/vj0totJh+jYvMUy55xJP3",
+	"NI9HrkSs/O3y7PTi/NA37SD//KemNQx3u70Q8Cx63Zf+NrI08RBHZUnVS0FttPUBLFsGfcRqQ+wjWMIi",
+	"UD+ND/S+xyihQgoURlMsQ5AsGUBNzkmKoilOcQRAdrqQ7BaVAny3AXI6gChfI3+I7Tr7W8U77KfrcSQa",
+	"e1+jj2SQjQyMP5ZlSnyz1heV40DjTuAnM2i46RSkkk6wrjJR3gVsnhz7123VJs2IxDGWuJmzyjQjnkE1",
+	"Luwcp+tdBec4lSuXzZmm7aJhqQZ3imBAKKhTzCVE0u+AYkXUi2IfhWr++2iU9Xovo/5e/2+Cs4t5ZIPh",
+	"kGIj8JCEKKGMiAARHE3RhCcJvzflINB1gtktPD9AGIX7aE7ZTYgiPpuZztIF2n2d40HeA8bkvXbC1LlL",
+	"0HnYgQHutJPQ6+OGJezv9b8ncojFrYM5WL8rIK5QKD4SmtdDtGXkHg/lT6mQPF18IOxGTgGjnTI6y2ad",
+	"/Z4TlijJjTb2NJC0JAxrxWc5A6Vx01b/MBye9zM5rdztNRq5Jjgl6Xc8nWH5KCoRecPLh2reaxiu2aAc",
+	"kaDKzNVB27k4P9QAGxpZfbfbQzMipzwW+qCGGrwwgRTmyYiFN5zfJKSbzqMutHzMJjxEumOBtkIHUF1f",
+	"DS+EQfBQemQAxvsRwwKFFTeBTtwyIOxwVb0QgfEbCBQO+5eOvhcejFhomUkIDjFbdBtD2QfKbsT2AXjT",
+	"et2X+ZwwM0MFJXHEQjWoME8wsb42KJ5Skb5BC/ad5vI6wjS7Hd/BtIyvwiNkmkUyS0mcT2FLEILwNb8j",
+	"2+UKAasOBAyyeH/5wWgkUedo7HV7OWy/ufYVnRY7VLx6rUUNwMkaMZ1DBLlRgKFHpSDJBG1hbXECND6b",
+	"OZ73cANwg3mTI2YwdNVbqmtiTALbvg3SZI/Z4mzS2f/npw7LEgNrXLpScirL15Jls2u1QR8DL4x2jjqz",
+	"hc3BQuCi1Z9tB4hEU17U67X1qj8HnV8FZ+k88ixwcg+VBPa6Pb+kp4+rR0i8JMwWzQwDBP+8tAqp/R2E",
+	"yDpfVeQFRANvfSMIi1UT+b+hGf2xxOJWfHNDpPm8131pltx3/WJ97RYrv1I1yudgj6DajRVfVe6VFl98",
+	"IDc4WpieVKfneqytP1X9/T0j6cJ+WDshfYa8E1KrWBszMCOHwULV2+Zxmja8Q8n5GmcQpFlhA/bg5Qep",
+	"xgjUfX/Dd8yPYOS9wPe2HGuFTZgLfjWfKCfyrmAUgbbTEQrQNGFKRJZIff50rH9dEMhNku1EE33z5RLB",
+	"M7GGFwLR+ACpNk0elcM2Ip4lsa0zq5jhExmDXqXHk5uV1VaTgDpxbd7T7GedlosTvd7blxDxcgXmBZC6",
+	"1/vc6jSlBmobW+Kw+4ZCPUt4ULBY+5b6x8GIgbAOsjQIuF4WnTdcWjwNMdnrvhwxwyL2SyxCdaCTYQFK",
+	"u8a6pf1axwbBm1aRQdosY7QQxcybmUazBKzHsbY5s9d9aah9t9t7IVDoMfGEOS6VYpFRQtU4tZwwITKa",
+	"Qtq/yb8O+3v9HWPICL8aSst2JjIhaUriYYqZUIu8eUtVr/uyiT9ZA2pptk0m1DWMINWz+HyGW33E/x3N",
+	"t37zYcmsuzFrbdkK+VNuu31uK65hUP/G5is9ww0bsUoiqE/Qs8gLBUNHW+EtZbHGYzaPQ4/xBhzOD2bB",
+	"Z/jBWnF29956+IdqsmHloYfjeLP7stHlDzop177zVo1cqJfBwituvfOqbCesjbsSpr919tZRg1ZZ5kqK",
+	"oi6aVxU4CuXQt+1Q3wZbWqrQYRSRuSTxoy/I64RHtw1e2GBdi2HV9XsIg1/zMPnuCMdws46y+oQjXTkz",
+	"KyxBzmn2EL06ViURTvIkRhh+vl4gQ/9boaLvMEDhhCbG+gBWOZ8P5zE0qppd+6MljOSRrELNsiWRLl3t",
+	"C8MjCFPn8Z+dTJC0E+j6Wc6XxYibhJLf0e5sR1UTBadSzlv4eeHp0lUBddBzBhVzbLp11DPfKbP33iMY",
+	"ey45eFhO6SarLZBhOet36dB8S+fk5s+2TZ1ZWxtvuqTA7VgsWN7DyjPg09I9x2KS4puZgzYKZZ+VWuw7",
+	"J/Y87Ggd2Htk5nPCGgKDsCNNrn2Ilh+axp1MsJCH04zd+of0eCa2nqxhXi9vZb4eKzfTNZ6uEje8Nudn",
+	"cgVu5m5dZSaxVFLi9iK7nlEpAZzqnqe32vkK4QY7eeOBk5qsNCUWkQT+nGigADWOXwFcXm1HJqfupyYI",
+	"evlV4lBw7Rp5gtAi7HTXYiOa99EZERLP5urzibnDlMBAdtSjlVeM7rrVhpSNiL4wF20/MyazhttHv2R5",
+	"yoESfxhOQkSYKTGlpeRVKlFtj6AZP9n/qRj/ZpiJGYCddsP+tdNMq04HtNvt5QFK1hMpoOgeyLbiqdoq",
+	"RJYKGyvaXnn5syizjWosmZCUsIgMYcvWnF1LJXhd9Xddvdev1Zwxkus1uDg8aW4oN4Zqzoi+loxuk+J7",
+	"9Z8sTRwNp1nBqboJF+D+0gUyu1apaTQKzdzklM2djxTfl5jr9UISnxG3QdNZEoDoW/+qnnNx9mEwvroc",
+	"XHQC/TfEfzRdU76A3dpNJZ4epgt9fqBCemy8DRNbpYYpncgfJrRiMA3xRc3jyL1Sh1VrS/n8/cDvkeQ2",
+	"NAGFJSkqRNc8s3eWIsYXIn8jNFENI6a/RVs9lBB8p+si8kxuHzhBDwhr92VRUC0XzUdsK0yJzFJ2PIPT",
+	"LUmyyGsHTDnjWUri7QM0z8RU/VaE4SOcQuLyqEje8oV/PNmitKZoWZuN/8pWC3r+XOYlfzDFKknb9XBq",
+	"u54/jGRJRF7NutfeB10+qmvZyJ5uHWsfBbjCcOZzqjcOBZKf/BEEIktkbVNymcXQk6YuqCEMJg+1HzPK",
+	"3C52g0cL8a79wRhhWoUGNB3IcjzAeouibucVrvMAkQccyWRhr2jFa2Zkdk1S0WZhcMnA0HK23tiBRx5d",
+	"4WggLbv3RT5sarPs9Ve7xhLz6xqB574u/IY9tdFW+JLcqaIP0Q1SGINOwYJQSB2r3xgY14hhpHTDHcFT",
+	"ia8TAoE40JaNegihndAp/KsbhsLbI1bcc+pRqTa5DQmF970XzmOsjL+rfXF9y+Lz65FLTId0tZ3wqRbC",
+	"A6gJS4wKr+ZiwL/VGxOaChmgMLe9hYjraC71y7PZDNtbC/9oo+CjrIElK5jPuv9CYxmRgyJeHGyBIPfp",
+	"sO/LYX84GP98dvHj8en3Nr3IfXR4dnL+YTAcHGnlzHmicSXhyrSKiPP08ur9yfFwCHAH9Z7KP+Z9lH/O",
+	"oTbdV/unh4Par8en51fD8cXg71fHF9VnF4O/DQ5rbfevhj8UHzRoSpsx5T3CiPf7me8aDXfr2NV+X972",
+	"RKpaxgZ1ArvH/QeF7leOU3/+Xr/cfBUA9oxo2doH/fKyQBdJSdqytaF6dVkiG7SVDzGwM1+yWu/ztakQ",
+	"CGdyqnW3unhuHiLdfICuLo/cON+MCQLXQnHceXYNhqmGAGMbTgxxvESK/srdGuZkpQ7i3HvX/TzFOj3C",
+	"QBu8MJk3AsEHGgnhanio5wPTQFtvAGJuhhOdalmfQmXIVfXIrJsdlDOjJbuQQzrU9sESZovTUcKV8Kbg",
+	"l/iKedNk3ywZ3If8wFeuebWWf8+4z7B3woW0i+3sAJrhBeL3zJ8GRFg855TJkyyRdJ4YuqhbbGaYLUC+",
+	"FTn+k/1UI0OV+7wh2qDtMVXMPamJFnYLUnRnlGWS1KYww7cNqUxPpWZDwWpk3gUJ3GVfsmlDM47cvSYx",
+	"i3Eaa2EN2pYknadUEP/9Gfnjk9ZJNl62BmX74hSzOPFtd58hHUoB4ov6S4To6uID7IDdZp0kjSTniVPp",
+	"N8JsxCKcJPsII0FvGIlReH52OQzR1qVZDWTQWQQy4Bo2+00QKSm7EV1BolSdn/4hoHFfDg4vBsNQ8zlB",
+	"5Da6n3JB0N7DQ44YBGZBbcHooj5bIF1j2KRIbWGGBgn9Fz67hIw4ZOa+rT6Fem2xVuGcuQmJFwLNUz6b",
+	"S9DQGnKOlgVT4hmRBtNl2SVfXn6wzYO1FaOtUDW7b9IEwwBhiWaKzHffoB/fb1t1Qu3CCzFiOL3JAI3i",
+	"AOFryPOdEcwECj+5zQSoOF776BO4e/dHzLyjJ/D58+ewNGHHcK8pR/Tn85TfYW9qvjoCTkVZWNDCEIsV",
+	"mQvOXogcWhRdkwlPCaISpRkTaMuE2+oyetsO3TfxVm88cE4ZfqpVb32oWhaWcxFrKKzqsBDxvN5Gq1v9",
+	"fsoTY23oovdE0NhQmDEiQa4riQO1MLZKO6RTj1iOZLAzoYn9QOMWQL61cb0jyec7CbkjiX3FlCy8oXeE",
+	"+Y3XOeLM6rWw3ATHalnp3bpcCM/pwHBc37Ugs5TpLPPDlGBJUF+X9WVKfaY3DEjXMAYm0TWObrtw/+P4",
+	"jClRyp9T1bmmfPU4sQRXjx2qSQNZ9d0hvJZ/BMOOtXCFk6RFmpQjZn2sTgXi5hIiyXnKJYkqV4Kjf99w",
+	"nIi1p6jF75Wrpw5WQuLVutyP9kXbQcJTst4BmZGZsTQt++ZEv1WYQQct78STyutFC0MymydYtm6ieF/r",
+	"dymNRPtNPzEfeLdcF+D26pHqybkpJr9yoKWX7deX5tpt9XX+8tKbD7g7TkzqzbJGz51X1ZdJdkNZeyPm",
+	"Obzv48dzLuTgUXKRzRz9PqMxAcyLVd9f1L+ALKB26+ouaUvtHlJ3ct1ef3QBUAc+hWzhWLSpQJTZnNYD",
+	"NFeKkuGnBpUjdKC9ndzXlTxByMXqSItDe2ddwtvqs4WQZOZXefWzXAabEge9R0icSi06oi0rFe31gl6v",
+	"V7yl1Ukncmav1+v1vEEGLWm9ROSSzw2Ntz9dOSDVxu6DTJDUkmJ5qsFqcJHcipGHPqmbsUzCLr+3F0tx",
+	"GzoHvcqOLOMq6Npze7lXpLs8BQ99RL64OuvvMyXjr+nzA/OFcXjeEjIHJzVmhnqujYCmBNn8kO0jOtOR",
+	"ADUxpTDn59RnJtsYTNqa9enpHXJ2R1JR+K/xw7H+etc96TlbLN3ca/STX+S1TnwBZTOe0jUSBnUXzhVe",
+	"mkSvlW8P0mZhbZ3Ig/ayeN9scaDhNLRYnquMOddRknYXXRnJ2sroOCW5FilAEO3+wUI1HOBW14ihknYi",
+	"8XvKISfy0dKwT3atEiBh4AsL0BG8bEgJalxPMqFJZ1Py7ldBdqUga0XPlaLhKda5yY8XSfOztRm5dOXZ",
+	"tyP+veXVYp45o9vzMdIvVYb9Kgi2EQQfLbbBV48UivQVGXscC8vsMJ+usSDjLE0+f6P9C99owED4x5jG",
+	"GiHQZx0tmT9a+5a0GSKH/9b32bi3+2v88u7t7NVvew/f3r67fy3fpL3Fv/B1tJZd9hE6Vhu52ZVi3cX8",
+	"uFxaiZ/ohnI3deO+KHeYfi/3ch+2EbE9Lqx2y5/NZjj1QAlUslOd4BHX8d/6uNl00mUfGKcFLAMEw3uz",
+	"St0RrFpYLd7EPncPPHgUzTRBFayD27IUtNUObQWunzPBDRxwu1TPcsDtMDd7wNsEW9gXv/STvIEdfp6t",
+	"HTxYzKG1NEG/3pcDPhn3ZKCUvbK6D1H/AlGf/vcYlWxNSXaDcoJeuQ1srNmCZ9lef6iwllDau/RKN41H",
+	"CMc3lLVKLTgv3vRSuuiUWls6rQ2svBU0N7/uJ7km25bxQTxZbqg6bsBqc99xrGYC35EYYFtZ9/lkzBmZ",
+	"GQnzeu/2bfpq9oa9nfd+2xOv5Ju7ey+8GNQFb6fQX+p3l+azCZL6VqavPfngODdWqp17GoPHl6eL1XgX",
+	"cIHbvTEDyEfvLl/jhp8aPlQe2C6SHO2W1Cxr8UzpbAaBF5B6rNF3oymJbk1il3pOYpSA0rNtMiXy9FZf",
+	"aAxQKU/ld5QkZpEgQKCzX5K8PdZcRQeaQQskuNIVrxduBK77eVmo/9g4EBtrXSXNlfYD+PJnymJ+rw0d",
+	"TKd3rfHNnKRXgqRHmCbtujM1dCqnQg3WDqDSaOM5gOY2wJr0+j0LbyqCj+3+YrCgAq5B/qfGbm3eX2jk",
+	"UFfv/z0Ew6AzSflsTb9f2srjBzFnJNZ44AeIzObSREfdU0G8DFXyp2jHBaeBOUFz+WC/dFFXz1kb8Pym",
+	"KniBCIQNbCjELgoiD6w31YSrGbb4QiguamJ3m49s81E1kks9/rywz7c0TWI54enMmwz0hBvWH7LwDMEM",
+	"mzT4VPy0Lae8rpmo5Oxs8JzabWw8kUPOk/VDRptLw0wmJCUeMQQ4Wp5HLTlPBJpjoc2xb16p866D/iYm",
+	"99FT1KwUEblsUf92eXZ6VuQ8AKX46e3k8NwKGNpTG86ieQjj6z5eaFOLakU2f5xhLj6VAw6dKRZruXTv",
+	"dFWWvC5GeRsLFu8Bt7WLsiKXRb+3lAPng/EVrFMjW1Odqs7Ll/NnG1uv1dUlhqC5wA57+Ww3IMroVXsW",
+	"UUanFz3Snb1AIrsWJM84tBXRjM86QPMky3GDwi4a4GiahwOZQNGUzBMcEQsgBA5uzkzQ6h/s4v7qrf7q",
+	"rf7qrf7qrf7dIy7z5fjq534GP/djbNX6nvTYYyJQ4D1oj4qUhL0ZbRSXTioCUCykvwTm/eTqjV+GXuLq",
+	"InbdVkgmm7AE2b17RgHqj3VdB+4pfGTZTN3t8n35UowoDCcLaZhIeXHbWMDK9gUmSWoS0JZuiO3z2H6g",
+	"1ad1QlTzNt5n0S3xIqastpqVl57LFjJg3u9Qv15de9fElq9H3ng+zaVbYabkQTAQ8krES3K8lYJAC056",
+	"DQ0h9d0jE7sDR92s5/kaCbHh6fx1z4oFaqHL0A+N/cG1uubG3RImrgSJ/eOQnCeH2FRjqT6uA02kTiyF",
+	"6JSaD/ItyNfFbb4+5aXb/ERunRPuxll1jTwd4/2UZyl8vPCbQCvk4UPhyF2KHkHADZ/Xiap3xNZOTBWz",
+	"9Sect6cMt61NEUZFbsxSZkpTERYTU45rbpQUNME0ydKGeUDq7xAOXL1hEHTRlhZGt5E+ly6AUXV+/j5s",
+	"NsAlvvOZFU/MY5sYUWoxQNcLJ7vc2B7758dNXRX8odqLfqKGf83lFEEexz7CdZitAu9LQw/Ie65LoeU1",
+	"5U1eSheYrG051K8LRB7MNW2Q8kgcIM4iAnWT/ePW5bib9kFjSKItg8JNOXv8ZqQVBtlGx1LvKvlTrM38",
+	"KgeV8wRsxMLxTs1wU31a1dKg6cy7TWGJNBI52gr57b7OGA+3AycBmidqcaIki0sGGac3dQw8HR1RISmL",
+	"JBwTUBGQmPPb1TzCD+AoOkGFI9meK3zfJczK+Vh5KTgLV6W+ygHwcmOT1X9kEvPXlZDhc9KEQ2bgCdYz",
+	"Zl64ZkjgBC8EcqAOdPKi0otD0/0+2OTcUiDFBNWxafDBFtZ2R1F9vTog2zQZ5LNftrAn3tLNISN3JA33",
+	"EeMaU8OQtnFtAHbCAQo1Bme4b1L8OSMo5kS4vkNoSI0FXvXfmmYoK03L3i22kA1rCM/VM1UyJr15BdEf",
+	"NuNrhS5U9O5b5Nzk68GkMFXDNb4bHB1I9lJrmP+Etoo8Lqwe7ZBEP1Bfw1XNGWmRs5nbbleWBa1YeT+q",
+	"WeT4UOtmLrqMdQGISzEIHKZqP5/rxqDuP00WIeDtXA0PUYwXwYiFBkmp+N2gNIVufEjpK/AIQuOKkY2Y",
+	"ZpEE34Jfm8ouCr8fDJHNG/hkogM+fyM08qGY8nug7BnCN5gyIVUbWENUAJxTF73X2CDQS5oxm5+pFhOn",
+	"ROgHGhfLYMmUW1DcmoLtjMX8Hm1NKKNiSmKAGtE1TOEDQB4RkibJiN1wym7QFN8R04bgaILT7QOoEI6j",
+	"qfGFaDO/QfPM2D561dsbsfdXR98PhuPB/z4cDI4GR4B3bcvwBgijUN9YIUwHWBfcY4BNA4FeIzY3/vhc",
+	"ONmC8uRGpthWragjFGeJRoxnGvHGSilY3HZHrA8dQNugapAYmckDjAgrPLgJZaRrFrErpykRU57EI6YW",
+	"x/xKHiJClIR5wxHPJMISve39Byzfbq/3H0bMUWdDL7QPWyS2UUvkIUoyQe/IiQW21qy/LgnP8IN+AZJB",
+	"FTf2YGEXcrIDovZsfVRDsJ6pI1+iq+YN/YSk8pykkReDDUzJU5ySQjEH2phjIZQ4+rYHh6y62XYn3Yd2",
+	"z50b5m0v2O31PvqkKD24ZhRUh+5eCFCH1GV3i7Dp7oUm2FgfS3W4AFJ5xLaqY9UsSU0/RG9726AaKHaD",
+	"tioDV1wtf3O319s2rs4brrSBTBaH1iwScAM4vwFwBXWdamAovS1qSCBwR1gAM7AEBqsrjHoBdVfUn34i",
+	"eEroWFONY22/NrOg4IPcEhGfE+GgGSsmve0NjAAQN69SO8xPENwl3Y6fIqIWtlHP6dUfUx63+/Zcv/to",
+	"1MKIr7Z46p4u4VWLdNis7peuGXVOzDWTl1/HarroHnA2siVr2BQAPLRo0HqHgYXafS4FSrub3rjTVQMN",
+	"zDLfA+ccOBMv9ncFtOIXYoUuHSUPo8q5kWUEGMSdCCeExTgFuYenWjhyZW83ptYneLsHy3OY1O5q/mcZ",
+	"ooYK33cjOAIQO9TuvhCl4A60VZbStgNrMMmhOEsxhsapYCs+GjxL/7BrUBPryab9Umh/gBieabQMMLZw",
+	"PjuO1VhJIgj8pCnBFL/RkPrWfpPEREiNjl2PQHENQGshTxSlHKrQE0s0k6BjZbSVXmBn9m6cpZ56C8+o",
+	"yxzWSxbOl8RPB2Vsj/XupCav7opQfpsA4Ra0coSh5k/9gXjQXPPkilyVNWZWinetUCmVU8PnFwSnAu2+",
+	"+7anZI937969UzfA1fAw0CdZvaOhYZx4ILT1qtdTBKDUCyor1t9mhGrvuu31Wqz3Y0/OyoXNE0u/9JWd",
+	"41TSpjJ3bQqI6RXJa4gtOeAb2x1TdGzFJjWV9xWCCokb2P0hlHhMSOxssZfPNpjRnOX0xceDfQUs7C8E",
+	"miT45kDXPsjlJV1iEkWZNJmUK3xMbi0227dvSarzeppDrLZKm/aLVUKH6tl2SbJeJE40xXK9L+ZcrPXF",
+	"Z/805GHuuvC4N+aE9Y9fCBSq8XULL0do4Go9BZ+mnEY+N8/AKcajXypF8KwI1HKGeQgfL0mFqPd9xegD",
+	"EiTiLBYl1kOZfPOq01wQtmIIVqsQzebJTuhUfQHDEaKxV3PLgx6bNMOG78werbUwRVB+1qaWQ/njK00n",
+	"vnCkPODLrq+TAWF223b5ceUh61v2VmV/K/ie7wjUw1TAiDEufAXt5/8dfGqAGsH9GpOHpaEO67VvPXY5",
+	"R6quNPRXNB5UJrN6ZfOCLy1puBuZ0jXrUvJZTsE2Zc2IBnAGEDT7aNrO2G0rAn8kCcM1h2fgJNR+Ghiu",
+	"LvKp6/Aup+ONUCpM8w8k15aHqYnMYpK0uIPr7R3Bd5+Dp9ApNNSaWBuITE/gkSR2ZGfvqSnD/OnjbeTU",
+	"ZWyyxeVdX5d6ZG2WJChjkiZ5rari9OeVr2zRJCH5vFQNSf2g1qihZEkzry7OusPuvcyoDevXy2xr9i7z",
+	"VJf3pzG331q4Knc91PPV1Z8B3X1hSvwemPIF6jOBtkI6wzeAvxUGKITYgDHOYsrVPyc0IWGAut3uNgBR",
+	"GlD01ZY/eLr6PC7f774uCql3MihlGukgGiqQLR/v2+gVO1GU6ZSN1dGhwgOgdloPryETvbCBMZuWFlst",
+	"1K+cGmh5Ru4hhyAXuGD1hV1KU2aHMsBfsEST++VmONaOljwopewmXnWWPz3qEnOOaO0S+1hbx5W00WIv",
+	"HpWIlksGqi1UNCasUNtFJyb+nnFpqh2gKUkJ2hJ4Nk/U5k4oSWIRoBAiedShZ1AF24g7Y31Pu0Rg6+/q",
+	"iC67je7p5PdQSwTyQBCez5PFcnPicrSSoGSYPCh4X6g07jA/Kyb1m5H7wq1blPQop3LAmSIP2pDxiCNi",
+	"9qvRuLnCtrlEq6BxCRXZcHZ19MEobUzJ1UyU129WmqoEnhC5GNOYMEknLar6VAUWG9OrZKwSSIjfLG0K",
+	"RQsTZrMDyY9Q8lUXJ14qzQKZNxC3Yz/Sgxnr0Is1t1DXmz0znxpr0WPWpFYwS8tqS43DS0/TWteiI7a0",
+	"H3iF9S9LpFlf9MklnppJrc1KlLWsZVJag0Zub0evGrAJQc5jKbSjajFBMwDP4DM55TrR3vKvLjpjycLy",
+	"OSjgnV+RYeG3gZCZggGXnGZEm+HSTp4cF9QNlTquUcnTGYta3liXDh9wp3JZo3YIiJJ4H2lcU18z4HlE",
+	"f7s8O9VopyGEzAgTWTXhScLvtTiB0XWC2S08DxBhsbrDdHyi7uSfR2eng4+hiegBxCTMNECLHo/Hbxt0",
+	"Hnbg2Y4+A49hJKZac8M6NYRtlKpg4/o9rvlbgLCV89PAzskGnwf59NoH0PnsDqtC6bSwAbGveclvjzBU",
+	"5qorOFmVwZdJ3QQVj3PtunrQwJfraEFwDLRBIzSacmHnCzNd697Uwiqflja3zWoV7so/0BBi2cc6BjlH",
+	"qJFZyl4IJXbZ0OTwAIU6ISB/F0i+uCOL31Ptp7GZCC8EglL7RCCRAfoXvzPFEUw/OqB7q6c9AVQqHqnr",
+	"KkCEL0YwyG2PFanae0OCkDvwpvD1Yhla6PrlFgPPQCpNfmyxQU1IJxACUnj7JU5ubTowlUJz4OM43C7L",
+	"ucbfUoLWMwGHVDva7W6biq9dNND2NgP7gGcEomGvbV0D16219zbozLGUJFWj/K9//tdo9NDr7YxGD7uT",
+	"0ejh28nHv/7Fd8c5OAuPwScqBNmXFcE16GSM/pYR89iUSDnkjJGG4oq4qGC7woVvmnAqfyrCBra5ZhSS",
+	"vRaPPRr1eSXuU92dEaF3TZkL9rUzX9RznvfioCmabfTQR8tohlIEwxIMMmrLDcFRM2W1Ne8DCo/0khK/",
+	"d0JQ1gKnpxTb1aZUdLGPplp0laTt5Gx7+RztkErbV15/L3nXDo4/wI5brdTWPDWhXXZAdbbXkG/uJty3",
+	"AIbMX18++N8VDO9pJ9GbaP/kg1HA2jUfkS84JK6Yvh9Vdz28JofhtgNsWj2kJ3rry9PbuK++cng8bl3z",
+	"BrsJ0RbE4lN2AxF695hKsHKBDdOEFiPJkcS3BFG5HYxYmPPKMEBhTEXxb0hZmc9JvG+9vQYzULVtj+qI",
+	"pWTG7yBvwMIQbrncJQ+ioXIfXeNYZxgGii0h+P16MWKlHIMDJAhBoT754bYelhJO1ZCilIANBycCzagQ",
+	"lN1s60jo3P6Yr4fWTfVs1Bo7k8uROuFnaNyv9mnRpRTIVjkjPIJ0seM1MToaLPrVpKSi9WBlXJoZbBOI",
+	"cgNXbzcQGrfqucFw0cbyYD6uxjo9LVjJDOw8JXeU3Hsw6ISkMyxJPFwiu69bQK2yGp83USytdhA/b6A8",
+	"WvnAeFosIIU8UK4G1G+dnloB7eWmGrvuzszKFQP1GILaLq4+CU/m+e6pegaeny9WbXzNoD+bxZ9sGFgp",
+	"ULu93FXFRFda45qg6LeUxeuEQ/9INRK0UqUMKT5OmTr0y9b+zP+nKUCrw7krCcyczwQYMfyajs7MWzeT",
+	"pQD+rcfRWmz4lGh0qxLOxb7OdpxigURCY50FNXFSV4oy83sVeLG8rjwocIyzBgBpKptMyOAgK6EuBBDp",
+	"KTl66+0pDyZIwX1munSMEG+Xh9VWE/pTEsmSOaRxZ5bD6MNBLykDpYPobmv1dK8i2sbKQMtr/Ajnu1VB",
+	"KnGn/lnLYT2ZKdfm+QycOe9jc6N91mHWQsDBtFZ2ly43tP0Pv6GtymrrmoniWiHawiYRJ9Cpo+DJgOg1",
+	"zohOoIYsyzAGCgrRlk1Dys3XQBvbrmtHtQiyu/qkSXLPx7chxbO0Yc9SzcViDK8o5lKd2+aO4nPpsHkH",
+	"7SL/neIp4mZNOWFGJG4zbTOSE/v6svwCjb1b5IqxZLHv5BZgm1kAinYVIUnfQjZCzQ/buzkF6bF2oTY5",
+	"oug+5ZIgqosZ30/5rJiXARAQq687N6vC1d/ckbc8Rpsm7CUq2x9F385MN0fm7vI9J7WfO3JvDd86JYpw",
+	"XPdRxGdEoEnKZ6V80jm11ptUWyEScpNiQCe8p+rm8l4ARy0wthfoaPBhMByMzy/OhoPD4eAoN1dhpEG6",
+	"3ZEQ1mwpOiIJVZdavUzMXDvqO2adSQzmJ43T4W9KT9UFfm4fFxdiHS9wJUgqwn1kGkMsm5GURsYxFwu0",
+	"hRkiTKYLJaLH9IZKzdi2R4ynyBrvBdqKsCA7lAnCBJX0jgQIo4RgCD4I/zO0UXDbB8AMR4xxtgPOmEC7",
+	"V+WUCGJwriCEziCNqLtfX+AFZ93KSzphxkgiRkx9oaMZJmC52/bhHuB4RsHBafOXWgHpFOlFH4M6PBes",
+	"WrFa7ppsAzM0mEyKFcaELbQzynpHi5hNtby2ubJ2oA46wujoxPpNwVlzkOtIr3tGITE+x9e9z0HH3d61",
+	"s7RgTdeEa+cxSY3Aq0+/P5kRwiLiIT86ESveOCEsD5Cov6YW+QJLomtLNWvdc6XnUZZJYhfO3kB6XZUQ",
+	"6e7iiG2ZmD2029s+0EAgVNY+ZlxO1clWsqcB3pNTMmJ5oCUzeeMaqg8OY4698qaEu7LrRW+rMUzwiutF",
+	"r4jqPv2zoZ5HZMC/lm0sfHqoXoQSBBLT1YcBvjky75bTh8ob80M2w2wnJThWpwQ5D1dLBDD45XVfi7E7",
+	"nPX49Kf+h+Oj8cXg71eDy2EnyH85GVxe9r8fdILO1Wn/avjD2cXxPwZH8MLl1XffHR8eD06H4/PBxcnx",
+	"5eXx2ellJ+hUr4Lq23+/Ohv2O0Gn/7361+nZcPzd2dWpeu3w7PSnwcVlf3h8dlp68PPg/Q9nZz+Wfjsa",
+	"fDj+aXDxS+nHk8HJWeWnH0/Pfv4wOPp+UHkRJlb6rfx8+MPZETzuf/hw9jNM47z/y4ez/tF4eHY2/tC/",
+	"MOtyeXV+fnYxHKjVOjruj4e/nKsHF/3hYPzh+OS4QJmClRgOLk77H8aDi4uzC9XR2dGg+Jdek6vT/k/9",
+	"4w/99x8GzuSPji/VLzCQi8Hh2enRMSzUd/1j/evx0eDk/Gw4OD38Zfzj4Jfx8en46nLgeXAxuLqELy6H",
+	"F4P+yfjDGWz6xVV51dW/vzs+Pb78YXDkPP65fzw8Pv3e/NJ/3z89Ojsd1Pbv/dXlL6qLwx8GR1cfBrWW",
+	"zwenR7qZ/vn5xdlP/Q9w/o4voKkKPpf3fi/R1FqX+xGZA/6P8eArujkoQc1r0SUlbrx73b8/KUodllrn",
+	"Un0zx3Ka4zvhWAfJo60KsQGDrJDbEvwfn/RFoymCh4B0M6VyH4URZ1GWpoRFizCvCUXZziShN1OJIjx/",
+	"GsYQ2qrs0LYXMWdJjLpGjHUD0AApEYQUkF7QlkMbtrqmhQzlKUqJVIxPN+RfssfhFs1Lsu6yL2uysf46",
+	"L1VSuXNhxvls3en5h/9bxrU+4gn0tYgxCF6C0E9dQVOH/97r0ANRQMzYtIoJsl6gAOVOIPWWBasT6oxW",
+	"+fV2E1zt0ugidR7rZXZcPM8CIcpXtyc/cznSDwK69R6+dlASKZHpoj+Rvg261MnhSHLw+UP9aDWGC/XN",
+	"DnyEpgSrzRN4IdCWh8cfoBoPL+ViRJxDykwMkUQmDLdq6rAFVxvln6CTZo1VetOM5UhXeIG2amx5+8By",
+	"vpPDc2BAOjAXWJYILFSiRk3TOGwOEKFaGrTlsPBtGyQhTIiEhQBFWzXW7j/ovwfoVw0yqj0XK+qANKcL",
+	"6HfQVm33C5QnDaq35V6r/uXIhA+/4Ad+j2aYLcydMjMuF3VLtSXYz00SoWsSqSA2QH60Dn2/5rEnCYtY",
+	"SXql/FuxkXgTFSEUrQWmSGFBqZaKdaZ2B5VZ2ucYQKYAZiiksc00YG4yASCDunkIyzIPgLDcVIMD0IB1",
+	"7CDoVrs6xCcER1S4scyCai6BrvB+rCPhXbm/IRzAxgv4ZK7jJ3qXjuMzliw2biwzzbbzx9Vdbb4mnQqX",
+	"61X2g4NgUtACA+mpGCgWFv/vliwQTxW/vyXz0o63Lav0N8HZxTxqmezlG+DOxfkh2uv2CtBbxiWd0Eib",
+	"EEG+0hka+TWo5CIeFdDXIODGZAKZudQDHqEGns6jRlrf6/ZWK7W2Ed8e5WE8h4By8Di47CeipFVmZnNF",
+	"g15Pl/66XkgdzrBJ6LR84tpdvj6AWux+V8LB2nu1OgsU/I8tKLfoZfkkTHRenX5h8fzRZJCu0/TsCeWQ",
+	"C5/ZLVvTZbZGULfZYDOJwEx0Va3/2oo9jRnXN2DTfLnWwyY8Td5h/5F+pnxAxybKb9MQ9HkH51hO279d",
+	"MAdIsisXHW0ujaMVFSURiP0SGP89mBpuOKJMcp185NZDBKD2ERsk9F/47NJRLmEZUfhJ3xifQwhT+IRy",
+	"7qB+2gLbPWY5BP6IhZrPhNu2ZyXqWvh/FiMSTbmuBHBD7whD15lEUFwBpQTHIGJpXOi8kHtMxS18mpCJ",
+	"tGFVevDGBL3eAYT9Xl14s7TwGybZZ/E9ls/bejfL3HzybJcKdOAb9Uk0v8xrblccW+nNWvX9IFNwhn3h",
+	"OELGlDfHChJ217xgzf0Ws9AGBvG0Rsx62boeTVbDUg0T420TWsHXmrwuZasox6r0OvUV6Gqh6ymYyijI",
+	"+oW2g7wMSq76sqKeJxfwNZYo5rloadyV+jVQbnPUjTevjKuyHVMtVXEpYbfUI1xKFU7qCC1tUnxOovkw",
+	"xUwoDQtU99Sz2FMp52ol1H8Furr4gLZ0Uja+TsgOPFVMSQiy/QRUIDj+7VzdZeLQi7/0xK1YAkN2n4Ml",
+	"BpKTw3OzzQIgffCMoK3wv/6Jd/7V3/lHb+fdzsdPu8Heq89/gdJQgsQjBlFBoamKHGqsbUhV1y5UFP4n",
+	"UZcNF9/od3Zm0VzdLiMW/qeuQeI+6KIftPEOSshqJ7ogUUpA9WdRutCINHLEUtCIwr+a/4WIMvQ9kbp4",
+	"+AFUDwC3ffHCNY5u0S0hc+PnNPcUdJV7N91F3e3V9vCzf1eLA1aPDVSHB9LBw8qJCg/UTzHloSm/ZA2q",
+	"agRY8hQJIoU2Vh6NTw7Px5fDo+Oz/6kOSBkHqtRsJ+iY/wihy9PGlHstBbZuXGOsbNw6GDZeEv9a6eZp",
+	"t2t1zJu+V5tSikgRElDeX7hh0QzfljOElUyWECH8QXAJZzdDks6WBhrM8EOeH+Eva/feFDDQdwTBaUKL",
+	"mHCBdJQ5oCVA2R9rRqDMFL8bsTyfBGGJXrnISVi/k98Z6K3Slbf3LfgSETIPFbAl5KjU+QE6PkTxyylP",
+	"pZqomYghaCahHOCIlYt12yBYF9oJwmi0LcIEzfOEVGIR9qplYHZdnOiSL8QTyt8Uw6FfzaNPPKhElcl5",
+	"LLPtdqRY472eLT7uTsRT3mapvVif4acYXJ6Ok942Pu84bg+arue1gYrZRRrYM/COTejPlVH+kZpzMakN",
+	"MO7Fs+hCuunLPCusWp4Dz2nD/WeSTTS24u+UmB/VUhYq9kknO0gHPGhOqAt+MA45BsArGYd4L79f/al5",
+	"WGSerGuxXA5p/yzR6muEo1tIIGqK/Ppv5nbJuG5gt4nozqe3HEA/fRQ/Xr6yjxyzd3h5+l3dLb/cnQ0S",
+	"AOB4+hIAfFfE8uF6sSLs6tnz+QWDRbjYfA9rYuSa+NaVuB/1FW4axkCb1H31AIytsBTQaxDbCrjY8BOw",
+	"osDixu6jTwC8iT6jz6EO3NJZixN6B4X15qRunSyBdOZ/NAIDro8p7Igzr3r++iC1BbJwkatLi9Q+deOZ",
+	"PTnsLpJo/XGVDXpWYlUBdYMJxu9ZwRp1oHZeRT1AKc+g5Lnk6M2I2YrqWsw3JbJdozMU7+YxSawhoztP",
+	"aURCXVVGG3PhFySVavNCoC1dvBQ+Et/AMxFuH6CeTYA171Mx0pFjWrpvUc798aXXzcqUVyUwoGquN1U/",
+	"zkHU5JTMGiCkmoHnn1iZfPNjrVYwr8TA0SShpgiHDoKwaooF0VJnxZZ3L2CpW2xYufJ5BbOr0AGLtXCW",
+	"QlcBKK2Cu0LNBdCbSqnD+XZTF2xTSj/WzacxSQ/QPCWFRIb1RylmrSGFh2YQK+EgHlO+vLSX9hguuW8u",
+	"rFzXXmD9M+Qr2mk2YNduWGgpJplm63qYn5qTuEZGoV0TN6XelT3y9V51Hp6q2Tkna/O6nWm8FXB6JTQB",
+	"R7c3cL+1x7E2xWzBRrPX28ttUhcZA8wpmQkU/paRjMTgJE2wJOm2dqsmROaBmTccGZRIbpSQCPAaDyB6",
+	"WiPZasOtLbQPt15dIYkKAbHFJlhxUlFblkgqsbi9lCmW5GaxsonaByXaWsei0x4//EJn1AqE6wDi9UIv",
+	"HkWtUjuDS2tMp5KIOY6qUBcAEf+HG7KK/GZPZbkb0lBdyXw3JDMl5ROPeDzBKbkn61Y1u0kJkSYpq/1X",
+	"GYtIKjFlcvHUAmcnOsesPh9Afq2Za2sZjJKyKiJJk0AgcXLSWJNg8BABRqNryp+qw2kSOfcRLuGu6NoI",
+	"UuTikAadjEgX9RlOFpJGNpx05gXRCZCAMA2aotC+Ac4ifA184x4k6SltmE42l14Z7tKtXG7l9oROiHpd",
+	"52/YwOscU7q49N696757/R+dMlpGb+fdx0+7wcvPo1FX/2Pv83/8ZbUvtLTggW9D82l4SUUJNKePi/+D",
+	"b89TUxtprVq7IEeB1E0jogPRdRpmkhRiaRf1RZ428EKMWINmRCXgNKdqw1FFQVJbMOFpREbMryiZ1CAs",
+	"dTf7+XGD9JA0YyIYMZwfNnUgdRy9PXimALAvmRhkTE8ZvspsqU+V8ov85dr8SyvzW6F2df+8UUd68iBq",
+	"hafUgPKRNR5IOFQDJr3ggxtf1OacrQZlc/NLWi9W7+RQLRUq9HLpl4GOWwO4wSI3ILjl3RdF0yp7txTe",
+	"rdjEFd4aX6YFUKZJagvQdaGUmpJc8KC1dlg9T4/Hei1P6okyfXmBNi7Vu6fCFYH4nDBMlRDE5DTlcxp1",
+	"lHjCf1P/4fwGDiNPEjzDfgnJbfjYT4l9JLK5MZIUW2fCoDS2tqmIZbMyi+hELcu2L8FQnuiqsFA3Px7i",
+	"m+rUs3Q2s1L6ohsjspF1dWOXKmInmIhYtDgnDCfShqwb97zDgXf2fOwMPxTmsTLzXoUyYD7myaUkc9GU",
+	"0KlNPEbZXygJzsTRUQboCWD1yZ3wrw9QD/HJhKRixBjXr24f5EUocJIUih00A2QPVy7IWyAs1mIUlvvx",
+	"FUclgrCIPGoJ51bKaUfUWoGaQZxRlpLGvnpeI978vLxRq27YOvn7VFOPETuvkKPzjk1NC1GG0sFJSnC8",
+	"0HK6EohGzCroAQrTjDEAjOYpCg2XEmMc6erIds/3XUF5xEJb1ayr5KtuTZM21m4UEgY9hdvd4m+dZzli",
+	"aqDqYB2ofn8FvDen0DpIZa9671At9fMAhepUpGk2lyFEqemANZD1SlmjxXswV+N2NLoI5C1puwQkrwlr",
+	"21Dj4UlyjaPbUK+r4CA26hguYdQRq40ouVS9T+IxfLJ9oDSV9IaECM91jj4YTskDAFBipNcejCBaARmx",
+	"0n5tMQ4RPmnGdOKlal3o6DzYPwbFCE12nh37iKkGdQR6kuRdCluCkDKE05TeYWO2LSNlm70Bo5lJ38rX",
+	"TmNzwXqAzSwt4XIULNCpjPM4UBKnAQtN4mCM+ErA+5IiNQAoSSBiSzMsOPhxAWlgii2W8EVXVgNt4wB1",
+	"ZuD1fxZFkY0n1MCd6Kn4BIHqmjiiAGV3OKHxuPD52l/wnI5vyQJ+EdlkQiNKmBzPSQo46VqnhLtwzLgc",
+	"T8ACCObQKY/hJwMtBENbJBzHY8n5OMEpDD5j+ZU6npGY4rGZjqL+MQAwjMlDjm8FJ4nhZGxx1nXX9l/A",
+	"VcYZw3eY6i0ox4CMrzOxgCgVHRY9zlcUzNfjAlTLnYzW8YphrDixF479vDl72BgM9Hc76gBgSZWSqiNS",
+	"teeXMpRXpARH7iPzjV16qh6k5oTh6hFsPjDFBmTqfpYmbzL/uTgu+U/u/pqftOiX/7N04DT4Q/PKK9G5",
+	"XjU0UQJ180cnfjyOvkUnAGuURQPIVY0KN2oqsO9Ge8NLWhNFGyq8v7JcPvOKsO6odNA547J0zqDSqDpr",
+	"20+owu+sb1HTm98zdbMtVmF4qHG1xDf2FPbOezFL0HyyYXh+pdTqba3USvcweSII11kx5xhX55tPtVHT",
+	"qy+6m91e8VYWO3peinCsnG5AzZHn5YvTPZpqgc5J2vwGWCGPK2kn1efn1ka8IvbdHU/p01I/lWH51uoc",
+	"UnlwQuViPUcXjlUT9I60QLwzuYK5Wi8XCfGG+nrqILC2b6ZKBF5zLD5FoRlV04Bkoi1J8AxFUyy3A2RA",
+	"MtHWjEYpv074zQ1lN+qBAdJEW1pEAdi7+bwEtOzAbhqsTQeA03tGIW/FG6I0oTer6y6prw/1u5CVtiQV",
+	"wPLN1Q1qE5svV9174txBrHfkMskH7AbfkFm5mr7rupxiytYEYUzn0VWaPDG3TipBTv6AxVTiG/FU55Re",
+	"pEZjkk5fytEkdCSq/k1fZjYfVuRJUTaRVhub9HnZbm9Ucnc6aPOqNiY5n5UCOaoZWoInmOFK5endVyV3",
+	"0H/+E+/8q7fzrjve+fg/7Ifub14kddeiW0+Uus5oIikLAy0MxObeBzfJQV6k302QeiFQaNKjzi+ODweX",
+	"oUvQpj0lztDEr9NZ01oBZesj5SxtkqUshis2EUNU5pYhjABDZFKtmO73ZrchcI8p3Y9J4YzaR/QX5ot+",
+	"QzVH8jCnKTGYX+0QZp1YlhrAbI4Tpq1wQlKlm5qCXTglKCaMWqLQaGUo1GOAylwlU4xVklSHsMoAz2WD",
+	"Lq7JDWYWG2y72yICzDemMkJWUA4Ha23X/1m31hz81U7lLm/W0qjjfKaBs4WrD0BVjTJgv0ojTsawPl7S",
+	"adYoc6k9tBFKtty7Ln+cZqyuspRjdTx3iZalx9jn3Fpfe2mlodop5shY1Fv7gYj5uChArCHEaJwzglAp",
+	"8aFXb6HMBlCOW4LU2iEd5186iLWUCZlmUR4msdLm4wbkPf62XYIguVQZbKeD2Bk7KluDj3NoQ/gCHcNV",
+	"rXfTimzz7qCTZSj5KbmjPBNje8jH+nSsXPQCqq7NOMzNBCFJRp1p89mVHbYNX18xrDZ6rKK9fPiF3zX3",
+	"t2bG9uddmcrpLOXLFMaVGjkELmMws/GzNN3VoU4PqJuG5pkcm0wdPeBxJTqrztnWSIt2GFVDfaHHHfal",
+	"27Is57rMurzgn7q0PIlzFDHzb5+12G/s9sbUvhDGmKjeUndnwu9JigTDt+q6FQRthY6BNAxQWLFlhgHq",
+	"drt+S0+zwXx9oG27Rt9nNCYJZb54OlOc/gMtA1mVs7StkPzJE9tIDYqBqc8FmdEAEVmkWq9GEp1pHPkl",
+	"ucjzlExImpK4GMvyJjNBBjP+K23GpnfVpzZF8puvJg/7qRTNzDFq17v7LvR3tVKZzZWEG9twrVL4YWx5",
+	"RLXKYp1LNOiFw2oeO0S4wtegI+Yg+wC8dD/lgmj3MtSgD+F3Wz/eaaesJK4b1vppvTsQplYHUMqT0u2/",
+	"fcgspTYOi6StWvBCsSRhwaVDcGYKtBU6zNr+SBkAgGIhqJCYSb1Y22YRtVdQkZzxDF4v1AICfZdXbxOr",
+	"c45TD7ZZbQEs6tg6EJDuCUHhJ5TyhOT5dYDHFapeQ1vkjxchpOCkVe9r3BE4UYG7YgEKdead9ovHRMcK",
+	"pWEX9RkKVZdj4CiERcQcRo38g1mOM6H9zK6Gq9aaSoFCGpvayP1jdHn0I6CxGNQgpV25LVAitrvoDIoi",
+	"a2JQe/eq11MdKnXM5jE15gG23ix7DJd4L2yBp/oawPT9ENkmjLvRpdoiVbA0zsbKYc6k1z+qQ5MXUBVk",
+	"GwSWNnW6Su3bal3rybeKMgoZt51GXHy5TB+mTtWtXGi1K/hx1R4AYT8qyXSNY9AKNKq+yJ6UAUvZnaAo",
+	"KpxT9er7a2jGvuaM2myTK5E3WS6a8iTcrd6AT8xLZB6KgEzlturcFIvxjKfEL0epK71tS8/ik3NmU4zG",
+	"GfWqZa8X+aJsPE/5TapDPK0YFZf0t+UnzhJuCee6KqfXvztpYa1wJKLXu3uexhqwgN/YkM85pqkIIHrK",
+	"QbDsesDB3jQG1dRXsu76zJP3ls24bITY2HWgm11+HzRcjS9EIZfES2/DpXlTUywP88jzvmVe/zY3iLPA",
+	"9UxbxrhsSmUyqNvgFyqZrOourqot+ffk1UFpFstWomXeZoMB2bYibAp6F52Y8j+MS7fyjxKGOU+Ekmy1",
+	"4XrKdfJNqLVBym7gmdIj4J35eG4MDRpjLIqIxhZksa3zF2iUHcDdMXGX2jO1Y14wpUZWWbPXzzytJJoe",
+	"OGmlUOpjSUSfa4qyqmnrS9FnRa6MNo7VIuVul7y4RhXIo66brjZH1xTvum+hlEfVgEiRx5PbukoQd6un",
+	"WYNXq4WYNwyzZI5pl8deu7iWG8tpXCpDYxSrCCcJ5B6YWKTK2u69frMyD67JVF0egiJ+yjKi4+Ttqy/K",
+	"0dYH2sXJBGS0GdWyOqS6IWK1URxPiFyMaUyYpBO6Oq+ofIVcCVsGxkhiOcn5+AuQ4b5J+Te2T6pZirr3",
+	"2xFX2wRnS96int8s2vVUCdR/BEE4LTSQxJIkuko+QMN4i/wA63FYd/eqscSltK5ld8xlQ+2fPE0/Y5Im",
+	"OQvVEeUBCh1BNkT3U5oANhhE2TdUSzIJXlN+X0IRszKd7g/G3CQim1q4QUfjliXryM3rlMnBDIXwty2D",
+	"o1r1lL4plcopd+QvmWOWwC2aE0BmIfT29Mo4njHA0fD9XicGRgxyADiaC/EhR1qYEtcrrVcLRThNFyV2",
+	"oC9cJX3ptArt3SUPsvyJtU5SFpMHJVaA0YjG2hscGlExf6xRH9Q76l3VrvpvTBKJtR3OSCdYFJGvMW+0",
+	"fel2/QGM0KhXHqTGFPkoJ6iZn7fhhN/MU369UanWXV//ROfGTrO+3uNCyrT5Gpi+TnMjY8PualP9PuX3",
+	"AJ7NGSnIItA4Sr0GTIJNiO4OXSwT36sTWM5Xy016tNduEeKc/5RzwfyXMjvMf7abK8msi+O4/I0942p/",
+	"608dr0BXH/Wmh5yRxmarD90B1T8smLgzsZxxO78uqXd+4aA1qWvL43HEdxCJ2SYF+3Wv7ZvvXrd6swrB",
+	"eKf4t+pGN7HssFz5ayWfZklSuX/h2jxQKpjEiRH0Q+vqMmBnYQGFBWyVFTqB4a0lPSEsQaC9EEiHvwkD",
+	"kqZlVad5iGpa7ed2u/Vzn5q20hBKvuQNHwKBfb3aQaU1735kzH8vWrON5IWKYWOW7nl6azAmTG1wX62w",
+	"ZRhhWCoZU3qY/6VO4DPaTJqxAzTjKWgZDO3m9TXBFRQV+X+mNGnChfRzzVUwupfElPADDF0+U/O1R5CK",
+	"XN83uXJazstTDBmh4JDSMECIQZYinx3HrVLpViMz6jiJJlBGtPUGWSDG7SAvmT9i6g1nJaFaXYQhn1RO",
+	"U57dTFGIxe0YdirUEItKrDWV3kesKLmpJNwK/CLS6IvGxmFR1+2JwCOm2YR27KlJK1F6IZBdD1hEjXIl",
+	"0H1KpSRFMRIY7j1JDfhJvN2E8rhSv3hc5bA84K9dQOtFxkzUnyeedZEfJM3qzRni6sjcU+HJtwSnAqNi",
+	"ase9wbBah6eatE+jyUwx6LTe0VQLqa2Pc9fOuJQxx670WLROTS11GNMGJE4XrrCNGVsJ3ILeMBIXoNsV",
+	"LuGPRdoIwNpT4UHXW5w5TgmTF8tREUsufX0tiFvgMUUw5UomWACItzrqZRDBj74yNZeExci8Z4MPWERA",
+	"1AbGpvMstnCeCa+emAiueNuQh2ZIXqJIa4HxLZlF+TsfrRZ83zEsaEqtoRK0YicFLt9q25qpGt605fZ5",
+	"FQ0zY602uh2Yz0XGLJQPOFNS+UysEIKoTAfrcMSWTqeMuRG5FiTwEdG1BWRnRZLJ2803OV9jxw1l0Y7K",
+	"gKCKeGrnuAiwdam/dC58zMwR6lqj0RZ3s7vJpcuvQWh9GlyRkno3jVGUiwCNYA+edBIeE4SRWLBomnLG",
+	"M1HmWvc8S2I0xXckhxREWydnR4MP48HFxdlFUC9NH6CLq9Nx/33/9OjsdHD0e8XGZqzBxtYvBA60pXhE",
+	"rhkDGl3XikTwyBo5EU4EVzxvxEqgJVqXK8GLVGyvDNmUnxGD7irccrsLCRa5AnmRsaBAZCwnoUSZHDHJ",
+	"4bFGo9+D+r9OKK4HJO8R5T/SjLU6sdW41Yx9yRUNcmGvbSBRW7jUi4xtoqiOYRJ/ZDEdM5MnM7tnAWVT",
+	"d9vK6oReH9cP/L7kfgJl75ooPucxI5RT+Hyau8aexwU+u8MR1H9tE05JFypsHmFRsOzNq16lntab3qu3",
+	"JX/vGy8U14agk8mMMlsotCk3aoYXSBCJ8pfRlpoh5K7uQKE2nqDQXtVj+1oYjFj4CWH5vwJE2f8KTLGN",
+	"MACZl09QiKXhrpSFSGTRFGGBwnc98D3sTU0NxpdxGCBbxxOjBcEpwlOC4+19XeJDKUGqzR0+mRSSoo6G",
+	"qAA7GZONmg1lga51ZooQ26IkkKivrRYzAuaZ7ojlQVg9ZLBuwHKupCDww1hcXcnvcRqXDtpurzdidlTC",
+	"D6H9ueGoN6QhDw26VqFbWU0RxkyZ6/HDc6rEoRxcbw/SpqO5Cx0QeJEF7KCX4j0X0mazc/P//b/+Hwfl",
+	"DP6V38gh+j8o1Bcy/JnfxyH6P9Wb+P+U7+EDt9H/+//vw04z+bIjVrmot6G4nxbEodwLTgmaUIaTMihX",
+	"4SjQHRWSq+2knfM0n4RB8jJT8K7opV12j1yTW0hz4jQFL5TSizCKEh7drmsW9RkBwX9qaWqi5luyQkYp",
+	"ZzmpddHFd4fo5cuX79DV8FDbAmdOhY6y8x5LsiN1JYjlKknQedi54Tt10+WjjGtqxA22fz0lM9lW+uRS",
+	"IIyq3UpEU2O3mvSuX0Vv4rekN9m7eTV98+vb25lPSlbHcklWnLQnN84IArRsUIgZB7F3qzgbitVRhgF2",
+	"RcmsFkpbC+gBuq+ZCQNtdF04gOExjSHsJAVeG2rcitDFb1NMFbojSdJq+dTgLzLWbzp5+QS1LULA/Eq2",
+	"kaJa0+98+MzQlxfs8G1Pq4WxEAurXyQPTSuos7oeiu7drYqpgJMb5Mb1gsqnGFQOEv/OS7qGmUgfvvYW",
+	"GctKh/q7zx9bxEM3u7rpjPzL4AvVizHM40cwpbYlVSrWGIuhkcL1AynP+eDy8Ne6hcasXsG+3HPkUqV7",
+	"zF1uVDaeFFP2Sep26fstr5fAhq9OMpmlJvbHI/SVywDs9fbe7Ozu7uztDXvv9l/29nu9fzSdznan0Y77",
+	"KaVp8cpT4KyOcze1+eJQvVu+giqBhI9DbrHtW/zzgirbkVq1zojXPA5lQd2CoVQggWmMKDswOYIaPSem",
+	"KalUyzChSfpYh90yO1iHCRQk3uorm4LgUP+azMd+qdfE7FXnanhYZgEbWuefp7y6xEqJgZAtOtHKyhTH",
+	"WvehTmHnXIMLt7vtDR+lc1mj9O+U5AFQsCJAM8oySdCUZymK8WKHT3ZmnKnLBf7f/HRPyK2NQ/trGEAE",
+	"vQhQqmueaLxdMhdoC6sv0AzLaEoEMt5w9ZOGnoXbDaqYKNk+JYrEI0liDehrVdD/VKNJFkrh/M8YU/OX",
+	"GoP5E8Zm/lZcKFmEZRbUQ2/RX9Ff0e7O65Uxxo3cZhWOw5r3Cm17pxTNL9vbjVTFr05106Yh2/5mRvls",
+	"w9uEldAd5B9pKnTntJllfxajYelqKyfg7XqxIe0HzdCOQ9dgpJP6I40Gb5noC6s/gVsBcmIkd+0yHuPL",
+	"MmvAsBB92xs9f4a8o6K8dD4WY/q6XpRMVddQmUz7WO3sPKG9Uyyb9J+hBbHURrTYlqw4MlCYpiqwScwr",
+	"mOjObq+3u/fy1es337591yvz0TevqmzUrfn0X6PRQ6+3Mxo97E5Go4dvJw24fm2Ljdf2vlbWpSj1bFZi",
+	"2ZkbekvADZ372WPKwVIbNq0GV81V6vXWuFqGjuBSw2s+7p/2tY6qXoE8sgMUKnnUVALAkFZGZaBu1oTe",
+	"TOWOwHeU3aAZV0O1oQvl7Rxk6sR8856kCWWrdrNx5FegYHwRInizzL2erKil749tYleeLp//qdTtx8ri",
+	"60ngT6iaWCfxlY4oT/ZApaBw7nMwcJha07klCw0Kk18xNLb4I7dkIdCUJzGapITsqKcjptsXBygUJEqJ",
+	"1MHK9ymVZAdKTW59TyTqG2+OuBWmVPEdTjKy7fMoa7yrVcv0Xr/1ubjCVnxg7oF86T5rV8Qq11U0d79I",
+	"M9YqCMb5xCzLqhxfz+k0l/Qq6du85/ZpHSmrPtWvFV96zxpP5VlaKUSFRdTRJ8ovOcwJiz/QGfXIm1BA",
+	"wBv/q64mvfmu3TBjgsjuY4JhK7dn3rH30lQj/pmymN8/bsg2LPAe2tjMBCBrgkixpgoGIcze4V7aspbF",
+	"SOsh1a1K3FVFYdtlUCyWM3rvilt8cy9o+qp7ugSO3lp5ybssIXbtOZJ4rsw0YR4bk4Vbnc0jYLlYxKW0",
+	"ZRBwNVaUrT3jSUjWHzaW2PMVaKMMYTShDyReE4m3AvLs0evUdUR9JhY4/ZThdPFCIPMW2hp1YnI36hjf",
+	"1nVGkwLtlTNvjYrKabIdBrXVdhen6VBl4okKYb4Qm1UFIV/siDPSEDqWe4WdHE2dmalPDfRBjMBbntaK",
+	"oG4T+mtjvhqgSZ5Qf95EFNd7P4eqbSaVJs2IE0IOWuE9Fih3V++jezVPiJLANM7DV2zsckOl6xaBXC3T",
+	"/9xo0aXV4U17acrTR26mARfV+T00D8ntokMekxELL4f/H3v/wtw2jq2Nwn8Fr75vV6x5aVmS7Vzkmprt",
+	"TpweT8eJx3am955mjgmRkIQ2BagJ0I4mx//9FNYCQFKiZMmXJN2trpmKJREgruu+nnV2dHhy+e7D+UXU",
+	"8wvGYwqilQV+cz0qLScTlpCtOKNqxJJmKEq+SlxpmwMBRRwxSbeIDgKED0UGFBLxfZtQDKW2KB+YIoO5",
+	"SXKAMAdpSmI5ZnUy3EoA0h44+hG3cHFppHVSo52CjOsbEG2EXgqpzv0pQWDBlrWeZHzMBdU43TGdTGyl",
+	"cEiRXDqZghb4BJylcy+O23woyNKWNgJfYcSz6wKO3PKGkJ3mnofEiuXPQ8xz8bxFSL+rDQKzV5plTKGr",
+	"4o6GZ/CczYP3h3CK5jY8A7er1o2Ym/Jd1SPm5rxqg/KEV29Tnesqrer2fbWWxdFc7fnS2QR4zyXJ0Xjs",
+	"3HEqH5Pq3teFO9m049lLXpYLF817YcxEHZIFmiKZshUQDqrElk4VkRMmQrFlLruCOpIOe8jnI/LMYi3h",
+	"fGxtDpudBKGHZjZRKBwa+9SWe4i54fF1RLVceWJlbSBzISM1FYtKxR++ZtWGFWl5ZqMAVi/dMHeFF9SH",
+	"zBxjDhwXpGKKe3PgYWKPEwtrWuKi5piY/QToVbOJVnjhYri2VFaIY3g0FB0zx3/N0cARPluAqro8EAjT",
+	"J7gYHhComg/Kh9r5YgM5bneyXKidL9DL7Y492QOZpvIG0ma1lLWvfRJha/FOlmhrTUTiIKPDcQkLChb0",
+	"wH+tsOQphON6lWghROBTTnUZKF4dT6iZaxHrjQA9gDRlpK+SHKeqBAfOZ0kOrCZG4gmxwihufE3wZjbM",
+	"YSnvWoh/nH94X5SgWACB4uzST7nUvBSkVIx++cKXGevSpXfYDG6BuXLA9XOZMnNLue6ayKt6476TjL7e",
+	"Msqrhn/tgoV0BcLKfOTuOnh3WGDmDJtroSRGtogtVAWIeoV7UORjlvEYAugJTxTZooIwoTMA60740Fwk",
+	"KdJpMxQS4+yRC2zFVLFtLhQTimt+zQJCScoohORH/x05XMTmAWi5oRBSbAOqTwD9WYnCdIgo3j7HjQsy",
+	"yfg11ejKVWRrmMl8okJhHhNSEzoYMIggqZMLaDLmRfWD1YvJlVdovZYwvONk3eJ1kGqWXMjXcjymIllc",
+	"XCE7o5p5+/FMzXpbeRuyIGxcjyFofVngcwCyhWGhftdNp6HwAUeddvOATIx+zvVca6fsAn+XucDC9aHw",
+	"YU1YZn3MdMZjNVPJ/vldNfnrbOwXbDxJqWZqRfBe64atu1HlNvvtuneV0+VmKnLcGXtbE/7Yuei0e23z",
+	"v1anu/vAEEgvWc4D/9j0iTtlX9vDoXv+NrgvG0usU+xErQgkVIcb6Yv1YQW8JMBICGDBoJ6QERUJYlhG",
+	"5pljl/d5g9mH2zyZCfsyT60JR/EANlMnuJrfLHJMwlKi6E2wiBMekOhLiBpb2OiRsIFgegg7i9B5YeM2",
+	"sgqYNYuZGa5YTniO11cZVmUX67jX3HmpnXJZMaS4lRptlVyzBAZvrfl1p3aRo35RXWXQAQ0FumJTAMJh",
+	"A/4Z4HmRmvVwDXnioAd3SGS9oHM/4bpOMqYU2rb6udZSYEkR0Kam9dXX+tP3C8tRe+ewIavPlGeSAdp3",
+	"ESmnUYsvDtrtuiqsL0KzeGcg6Mk85qJ5iwL/YFEe8msm7j5TfsNgd8oDXnR4ikw57xx15gpMdXOFNuvs",
+	"FbMe2LWLzL7jVwuw9c2vZ0zfMLag/izGkLw5Uct+PsHaSkufsYWcFpRekkq/zRBXb1pbIFaiNEUsh7Ta",
+	"CEYhjAMyMid1Jshnb9SohmJ1tl99+qW9/erTl3awf/vLeJR8qg3FekzZ4n++c6Fi1lgzz1Ifot3dxeUA",
+	"S9TxMyA87qa21mBQK1H8uptpU/drJl3kI9a7qryHyvJfo+WBT5slhr+ZnYc+aqdxvwTBykBqmLRLnTpb",
+	"QAddZp5i2TWPmU+1qkwDEqfBJbXfJglL+TXLOFOW5TYPSJwymjmUJ8wZdxWZ6ZDy+n1bGoiGjqbVrYsl",
+	"uIVzlrJYl91DsyUYCmpw45Ic4xfj7tWeeD55+Vs7Q2nocy0VuF/GVJaueELNk3721e0tZ0CtntFkV+ZB",
+	"iUGLzv0Ho5palyDYhriqQqxbZHXPV8eMCkWg5O/Al5+aTT5YXllkpXPwptRizayj4uCtet6cjmo3eYVm",
+	"H8/eze1+ZeOXbOT3mXNRHdzDgihmJvrYwRRF94aMTZc5dB3QAgiC2KwAjSQy17EcW5+2oY+aKU0stFON",
+	"PF8C8qwB3bwf9uL1gpt54Xz1wFAxjkKRQi00yggGU5bGW5BFdq0tXUw6tNvfjfeSffZ88GL4cvTq19rk",
+	"73nCmizu4WpR+vghDmbNVVgp8by8OaV6rLXDwDCe17VgVH+/uDh1VUQslat2XlUiuCZDqYmQVpqrBw8U",
+	"7PM9574auJo77OtV87kTwwgIgzuDgUfCdkhqJZSz4nivcCUfI9lo9pZ/45yjmhk+FpEsluzJKGWF/ZYL",
+	"gdWya3dsHmN+TzWngnE/VMIsVW/dW1a7NWjkgv+WM/uzxUas7bUu5QWJOWADUy+Xq7xvHutDlhaaZf5i",
+	"zTZVEcuZF/7iEvJL8PL42QqR/rMrge0+46W+jEdUDFlS+GAr8O2xFIKBBaNVPGgH2zI0Ej3zVch3j2zn",
+	"fixB0NTA0oFVJBky3dKjjKmRTJPiK1foutZgMkfOarnmFRcJUHZc8WKxXZ7TAWY5ScEg9yyZopYHBbNy",
+	"kbCMfN62bVQF0ehPvu6PSNW/E2r+aFT8Kan3OeSQPMowf+Z6hN091WAvmCqc6Q8Gi7Q3YBWokuLR3zFM",
+	"ZEm7rGMhI60nhkeYfxX5ePauRQ5tyqaTi0FnTxKw+HMoVSbTa+AuZJwrDf7kPiOplJM+ja8C53sOSMrF",
+	"1XYqY5oGBED+YqoACz8XasJiPgAAwVykpmtncGIZAhqCSgX4rG8ufz764e8fPvx0efju3YefL0/Pjv91",
+	"eHH0V8Mum1UdBabR29lBQmu/NyQOI5aSOcvCElnlITmbj2md+LbmiIUHyvKoZQbReXMmMKKaPJT3EBFh",
+	"VaexLTqJyeiQ2EcsC6urZzQbsFKQ/69lPf2OrJi/L9tkcSI+3XnSHoVbuVP7RKyqxAxrPFNOaATKxrUi",
+	"ig+h+gqmdAZFAE9/StA2S2zH4OY5k7r8Fb4IQoHWg0ncXAuXRVsD9HkzUiy+jMj/JX2q2PM9Q5R2uySj",
+	"IpFj0p9qZsO3/35y+JpcsamDwk5YLBPYO83qY2y/86tol2T+eONy5RnX03MzQptWzWjGssPcMFL36a2L",
+	"abFFbQ5Pj80SNeardLqfAhLR4dVlVPHSUk1SZkSF3S7uQncmFBIWCs4PvLZYbMP/G7e3UP9kIF1ILsVi",
+	"4OgTdGMbUy405YJlyq5dIT4MuR7l/ZLc4MSHubR3vKaBz3pngU/2MVcWNTdyeIwuEEW2jlL+H/rhfFvp",
+	"acpK02qGAupm/eP8w/sWcXmZQHi8Qhl9IaGjRmGjBxlwAQmBLJnPrVYLQInBiBsKCJJZ2BjlFlKKpTEP",
+	"mDMcNszXdhr4IWGa8lSFDXJr3hAKo9xNLMQKIxOqR8C+oYoGmWRSy1imimxpOiSn7mOzR6KdcTyJnBc7",
+	"FCevT58pmPT22enrwCe2PlPksHtImEgmksPCRfNB57RLo2Yo8OjAQEwb93bYANcz6bbaga/AhfUet83V",
+	"o5r3UxaKaCceUb1TVH6B4tY7Ds7eFULbgQgl5WZAuCiKR6oRnTAVIDCpCoUDFCFbsPaVda6sLlQLhb+K",
+	"5Z/QjI7tejcDAiFeVIdCg1DkV/iZLwEVU0FyxdC8E4pQ4BmSUIqWS0Gc7k4ic2llxv8D3/fID3CJbFXS",
+	"w9Pjy5+O/teG+7TIT2yK0aVjmrBQIJiZvUIA4IDkJDogFIp/JxEQxTGdYpAqOPB/PLooBqJKo6O5HjFh",
+	"FAMNCaW2PHBMM/AlQxQ+1WwbHOa2/ndhYjdf2iHBZ6AZGTM327BVgI91J+iZ9bo7GB/rhXRfN4NQUEWi",
+	"/9n24Rzbf8E9t+ntx0cXb0lU+XUgs/EBTpOS/XbbbtGITiZMqHKsPLwD1xFeyxKS0vhKud2CPPeY2fqY",
+	"llCdHF/MUSZpeoYIoZbMhju2kdoxz4JSqtMSjUOYjBMq6BDy1A3VbZQSsBudVrvVhri9CRN0whu9xm6r",
+	"3drFcJgREPodu1Tm7yFbEMM3Wze7BwKO5iyDNXTzxy3FoyAzAC83K2AW36y0VsSC1DkUhC3ziMV28s0q",
+	"h9C+UIUCT+L/izyNbG/brrZtVx/P30QHJHIoeLOICk17km4QM105io0F3MCN/fHiNY6vRc4YTYiK5cSm",
+	"q/rTbWSuxo9MH9pFKypVwmJ22+2ZRBE6gTxc03bnVys5eYW2EG4LFBM7AesYLxAdbAhtd7vduWi7ENo2",
+	"oojCJBq9vU5r38pEDRrHzp/3crz3W/fzi6tXN/v6edae/of2Y4e8UEiT/8ylGQrgjLlbBUj8kxQqiO8H",
+	"jWwybvR2QamGr4xQWkTjNGiMobuV37wc7ioDrVS42C6vVwqA59eg/hdV3C3xMB0Xl9jHbdW9y7bYmX38",
+	"Nij1cObIzeq9FE1melJMr9OLQptbmWStNJ/5BjO9rDyn+kZzva0wr/kGsKN77c6ilv5a7XwU1DI01Oz2",
+	"uq/ubnQh5QkVU2veAffnPt7N5e2OhWaZoKlNNocDPB7TbIrXnhT3XtOhMrK5++aTedgKMQtp6TuuMJKv",
+	"RFGhRUAomYBYqQlFKDVywQG2DE1nMtOYlma4TCj6mbxiAtLLeRK1yCG2hnBCyxeh2oTAQtHgrKgjZWZA",
+	"h0OrUoBQwjRco1/mAt5M/xi8biswd8BcY377LWfZtOEJgRlKo3zVfQRO5664xDm1Gqn0xIiddMgWvRFo",
+	"Wf0ru+1SZGTn7sjI2oAnyyxgMwBggupcLRqMd4avSOtM385LP//+c7PzV2wKaHdWtYssIjoEHSwchsz0",
+	"D9M1hyEz/ZazNFk4EsQ75lIckMj8vNJQ4OBWRrIiTJsHk6oiEgOS1K357nG4r7u1v3xpWHnb3Oz5SiOf",
+	"KtaVZUktyINNt8uZMOgbjV5jONHb+63n25plGXXfF6hBRVUUu6IXGSaSHSrFlaYOoQHiQhpYR6Gi/88N",
+	"dt+LD2YZq560OM8yJvQp1D/rWJPsKcvwC3OhoHJyyettPppfzcfb+3P9obVlL+P7HwRDWicH9lpu2P/v",
+	"lv2vwJF/oIlz0vzuJAZzlolnr15iwC8+2XSHeSkBrU6qgAEDdus/gckH8nRuRjJlxNqcCmsTGfDUKC4n",
+	"1tMipCb4hj5LCCDtGlXV4jwZ1YzFI4nGuQJ+EapPCSM1RH0uI9D5+1CQkYthCgAXLkMhmqT5kAsVQWas",
+	"EVvsw/g94iIchMKDnNtXo3DDjUyT0ekOWiRB726RQye6yIyMuVJQHCmq0MXIBhcXvsVnirj0igLrjLr2",
+	"BJtHoUDg4KLEvWsEv8O7rf4ZWXcVgNIffZ4YFgjLEwoArVSAONs3K6EqCMVjNpZmJQJIb0pZYk2GI27m",
+	"PiU0lWLYMyOxSB4OdYsPR9oCPfn+0LSF+W65e9YnibRCAdBq5ligEWSrQ074D01A33SF3gCkoUYCxMMG",
+	"c5oXAeuOfvHIznHCxhOpmYinPzGsNJzh/flBJtP1eHGfS3M5jj5PWAagg2/YW15YwhpB4+8snSibEA1R",
+	"N4bxJWRMsyumic6YSMDTdBcLR6vtaSY1s2hI1sk7lDRVdhAp5aLaNWY8pFPThd9T87QZaCNoXLB4JHhM",
+	"U0IFTaeKw2Aek8FPWKakoCnXWAs6MdeFXzMY8yRjMVcMTTvc4keAGRqV8QFTCrzbAJECYFODjDORQJVb",
+	"nVGOSwaD12YewFbTySBPkVbhHUcpCezhFmMbv2womVIB/rNsEn/MECfGfllYuOiEtwwrEUxv95mmLXyi",
+	"FUsEsPZOJAzWt6vx38zQOKl2cBDbtltz4FQpGa6E7Wrxu2FkGtdyOx5R7fYEb8BR9W0+5RzS3Oyp8F8W",
+	"yW1Wqinhps6kttn8u2oyW2NvhHxvDWmomsNxW3UM+UrbFRm4c08ZeMKPrNnHbldvZweiO0ZS6d7L9sv2",
+	"znXHWelXEG0fWVJeQ/B9mACKS57caXvyhcvsRDdi6EYMXS6GtnfvbvRWZn2eJExgixUE1yoTPhYfFdyA",
+	"vc4Kbzul01TS5ELKdzQb2nb7q0zNg8qesITTCwudt9ftrjvgM5arbyym22AMJwPNyemFYa/wThbpV/Py",
+	"O6YxleTBIiakXCdKeWcyIrzZZN4AS3sPpUxa5ND6mLcnKK5AdiXk+CiSsYFZOux8r71L3hy9O7o4ujw9",
+	"+3Bx9Pri6E2duIdju6e4NzihOh41Hs/wUkpgq/CITtW/sbI1xRVtx70jz+a4xTOUpNMUdsMMg9wwwNGD",
+	"gbSWMZqHsZXZPLk72UppSBu2smErj8pW9u5u8V7qtzIX+IrOCmT9NAPgH4ihfYtZBt+SqL+xsTmLiHpQ",
+	"76E5YzrPrE0BzSszFNxBLtggHjQPGHI8QUSAAM0WoZCCgUs8+uVTBHk6X26jFvkXTXNm9VcSOeWl5ath",
+	"YCyGunKYnvOe53uS7vdSsMcm33fp7PXK+OpW9EfQ1FdlHfMa/SdA9TZ7DQF6UtO0XGxFNXq71vLtcEAa",
+	"vb1u0MgngGHVa3SAgf0XZIx9bSvAg3X/dTT+r6S2L1bES0VT3hyfv/5w9uby4sNPR+8bvcZf7H9IHe7p",
+	"IXkQ41+J489w+aMLeicDg2cqXHgjEXzfEsHuinz3RCaQPNP4qlLEujLBNw3DWMzV1+OLhzaQHp2ghjvW",
+	"SASTlMZMYdqU5feW2bvwDLC9g7hwYINkXZbLFWMTdHKEAnJdVItENi2iDBhdlxVDY53TNJ269BhwA4Qi",
+	"8kQrsrXtIEaxBMQjpEYppEUikadpVFIXW6GIkA72CJLBCDEGrROjcDPR+Ao9TxHEtkZ1AglmXDyGOnlP",
+	"t8EMN3TcTWZjBHP0JJ+LknVwdepdTRNbyQB7T2HKZ0/9UpmUn8Knx7WV+vX4KkxwNstnqfZbeL9wZBvm",
+	"uFGX/yzq8rex2n4jVo5UYT3D6w7tAsl5AJ+vDbookR9ggofdQ5ewvAWtu2hT9PknnVY78AkooehzYYht",
+	"s0XsEqGlEfNIbA5LOV3FZ6scdg9D4Xot5ZkYJo6hnEgzIa/ihOmRTFSPROdMJFbxjMiWw42Mvmiqrm6j",
+	"HqHkgqorI6AYks9CEV0cnv90eX5xeHF0+frDyem7o4ujNxFCiJR+ent4/O7oTVRgXiFOKhTl1yoUFgfJ",
+	"mloDK7DQTPMBjbUNOShKYGj2GVcCn7PhD6EongNk9XJWVak4A9elgivm3ywXJJ8QLUOhb3jMXAr56dmH",
+	"fx2/OTq7vDg+Ofrw8QIQJYWH04SCBlRdVVfh5w9nPx2//zEKfNdDafilFBDuQYliAs3roYgqhU9bGZiJ",
+	"jsdjc480S6eYruVTnwjVRIqYHZDoR6bNTkQuk8msYzPADUR8fS6GbidDsYWHbhvES8z2C1D0jIyk0IsI",
+	"Lc6RT6nB1bVQy1yFghJX3AafwKpg7kjUr0LkdhHvZaRCEdMsm7r6Ya4ESVEyw9XKCCwolrKGssj8+XqU",
+	"i6sogBgXQSixYqftnGhJ6o8kkVl1n+yRbGIYjF9QzAAy2wouE9LdIyOZm7W3ZdJCASOy0vMBofCwXSt7",
+	"t10xtJsRTxmeN0VuZHZlJp0xmqjasXhMOKrtBbFB0d02sQNotoihKe3WLhnjrfW1YnbMwTIL7j/DXkVW",
+	"vjejVDtDpqM54H9te0QiQbaiKw49pfKGZTE18zK3XQWhiAZc0DRySXywFPbyoljVBIpy6O4eIIobqfWz",
+	"Pk4MSdFkLJUmne5LMsm40LRfTWk0SgWQhLJTy1afk0ZtoF1qAaZ9vw5n2oFFYnSTozWhsPQhIM4UpQKX",
+	"WK0CqK2hLCauwCjVeEpiOjH9mftkCCRM5qBcQ7IMPjGmV6AwIanJrLWX6xaBQG8zylBMaKah0kOCLiL4",
+	"HGCRcYr5jPBkE/ZH0ysmnD04pmlqVgQgewEI1Ubku8AwM0xiR4nhWi1yWKkixA31CAUsfnf/ee3iky2W",
+	"Kkai7d3u83Y3avrDzRM8lIYGGA4C2iD89Mwcl+3dbrvdiXDrgSX7fDtI1y2y2QKrliacWgwqS5pB11X8",
+	"PwwKyvjagaUkT1XhW+USV3j+mLOeQ/haKOx9VWXKhtmt/uhDH912uwdTftFuR2TLTM883zSHHRbCfUuJ",
+	"1ScNnYVfOhHZygUgjdvb6H/qRmSrTxPYdTpWAenTBHcXn2hDY1hc0/fASHn+pz1zUYoK+TIUVBD2mSss",
+	"ukjVlX90HwaHDNEcKP/DK+DfoYgOu4fb/8LkvciaEfSICiNpwOq3W7t+1LsR2eJWtGo6wwB017ZwYA5j",
+	"2UwZdH+aGqmCjjHQE5X6ljnfhutEwEgv33+4uHz74eP7N7YTgcMo0inxxoYiOjPU8N3xyfHF5dH/vD46",
+	"enNk20B2S/V6BsR2//H94b8Oj98d/vDuyDCG6OTDm6N3l0dnZx/OomZtdCJN08Pu4dq2hcPuoV3J+5sX",
+	"XBqPYTYQy1Y2QcGXQQMMNa5gTzdomC6ySWwU6VYb64KOZFJpgsfMtWmYM7KsPANGjDGRVIdQEv9mh9FZ",
+	"Moxqs2Io3nNuF+czoEs0dMYn23vdSv2tXuPVoBN3k122vdffp9t78fNk+yV7Mdhu006/G+8me2x/gL3b",
+	"pAosnd/42RCmRJKpzIm5+leE9g2JhhODOQfWkfM33DUJDoyzD++OLj+eH52ZtVgjfq57+A8lxdkkfirr",
+	"DbQQTvGrOyG2mLOjPHrm0Pi6pzHgjiKxsTgkZt3+26YnmX9aQymHKaMTrgC5AD+2skncAjp+LAYSah4a",
+	"3bzRa9Au3XZaRUtmw0a1ZK8ZyvFK568oqNAAOciTCNijIuTiokIhWw6dY+5SAOzQ3JUqHUxP9Vc42KX6",
+	"VrZLJ8PiyXOfYKogvxbmMfdx7pxCTW50KKZG8DBMfUy0TOi01bj9ZKZdf0ms9OIcZt/rNQrW2f1VZjJW",
+	"w6KTV6XhPx++GL28xxJXBw28Y61RO1vpXQ+WwXRBcHaHfEYnqcCx1bmsO6397u6/kUDdi0IhDcLLwT7r",
+	"HdD8tlEvqMIsgxZIvoTuLoSNXmhuQ9gIwgZPQnNPQnsxwkbvSwirgH/Bz+FdywI9FSI7tMB9h19wybBD",
+	"tC2YJ+Y1SnjYLxsOs9bX3/53CCtnZNL1Z1dVWosZHz/GXF3n1VfZB7HstXnMUJSZr+DIh+bMh7Cj8PNr",
+	"mo5DqHkbNgBGwnSEMQ1hw+vM7rs/xZLYSz+3KhBIUF0UYNj3XZOy8eGRV+TOC+HpyEpXAmmJuxKNNagJ",
+	"wmUhzajxsBzWGI62rM1IZqhyNcEg6OR45exT3oQxb50yMs5cv5ukzI0f5tH9MH8q38hht3Rdt0ricUDq",
+	"LMcBsSpHs+RIOS0i8Rb6UnZaNyxNt0FBwQe2Y5olLafrLMQEKgN5oePEtKt3ljQDZ7wsHB0hqERgyJx3",
+	"dvRIZBhIFCDKgH1zRLYwIKHPZQRmH3XF01SBESaKR1RHBL6x5n8pGEBHFJmxCGzdDNDaWJC3mE5on6dc",
+	"WxsYIs8RB4xHEJIOir9Wwe+aiG1UtvD5Xft49i4g0Zc+Vewyz9LbeoizVije8Stma3M46B3CNRGMWR+J",
+	"fdnBIoMMmPv22ntk3oxj173iRUJIpyx5pogFi/LVvKEQV8UQhfTCm/XcBoaCqivVI1Gn1Y7IFuAqmaPQ",
+	"abU9aJliImlWnDDwK82SUGxF/sLBNRjQmKkIgEqcv6G8kMCSyr43NHm1W7vNAyKkH6XMSNRu7UZB5bXt",
+	"1q49nVGepWB6mmRswLKMJRcZFcoMxBw29wY3+2ZAbkY8HsG4lC+8bk5e3ei1lD18kcVRzhQZMB2PLOZL",
+	"lni7NJq73dpCem+xdGQAkPQcXCy2e9MiW4hH1T3E5DUK2a4PNJY9yCBy3alq9qXDZGZYVur9rbOwppNc",
+	"jd5LzQe2/yIJ099Ub7axKdvHYpLrE5lg4AyoThAR3CgAQz7ketkzZbq2JPt4WUyNpRJnaFoaezARtQhP",
+	"MwVg/F8+3d5iLOwd8JsjrSfm7/PKg/cC5qw+UUHbRKBAa3AEuloDA3RBUwtxO7cSLZepAwG7fsVe4yfH",
+	"kzCaF6Y9f4PghW7Vf0CPeqPXMITg7PQ1wuCW7ydi3FVg9B6StQqxBbfBukNARL3HHMKnMopfVUPovuzt",
+	"P291X77892wyMRXTFTB1KpTCzPWOh9+xIY2npSaflsZuGRrnmT0wd+df8sTbsRzIcgC6vlWh0WOq4xFT",
+	"BNAi7EiaG31io0/8kQKYu4cWZsVy7DqR/f7BzPXCvnOpLxTrP4L5HZGOVcVHTwC9mJKMCqNrgBQ+knmW",
+	"Tkkm0zSfqBb5IY+vmFahgKCFlA8F1kD9ePHaBmbIjCR0qjBGYMAzpQkAOHOhSGT6jIpAEggrsD9pGaGM",
+	"hDJyH15E+lCuWBS1eAKHGCOYsmE7/2GZVAcE0nQUiWEWiLGLnSgoiAGu9hcwNjNrP9jd589D4b41/7a8",
+	"o15Fri4vkimeMHVgnarFbxCgkmdCWcgZJhKM46AefcaDumztt3fNS/fb3SYqRBD1kzGdTVuhcCZiAAdE",
+	"rFkuyFgdGA0nZkLzlClwyVu4IIy1GmZ0jBEvobBTJsNM3pD+lHTb/2Whhy0GjVkzLkin/V9u89lnGmsM",
+	"R1+Wj3boj9YdKILnmma+VKg9TGdvX5Pd3d1XB0UEj40pMBu/Cr6cmXDFTlZU36eabUM+Vk0p79nBHYlk",
+	"4dCEvFllJFo+wjjwIpEbnujRAYnMkqy0DKAqXEOW14omQ7dtx67lI4LqwabUp/e5tG731l7DzBEk6Ywz",
+	"l3Cm9EeVNHrw+PPOqwDdpYg4N/Ypd8+DxmS/7W7HBaTevdjbb+2CbyfTy4eg5RUT6qNiSaP3CpBtbf1r",
+	"1ejtovOrPIxu+3kxjHZ5GN2aYXTaL7qt5/Xj6Cwex+7MONpmT7Sc62C32oGmCLkTV5MUu8HMHF529ytL",
+	"yY0GdQHvt2vgsKvO6TVDD24xz5dBQ4I+5VrsWpji0ry/NOj1sNF72em29mBZ/I5MXu03ep39vb3W89vq",
+	"pDvd2dXHT0fFQAH5qdHrPgBg0J33u/IQMmY0k43MuZE5/yAyJ8qaZTbtBM5qTvOjC51FnUK1kjV5klJt",
+	"uCYpNQy8Idf/ygUYxyJraYwQ398FKfOYkiwXUCbAVW50AbAIPKhbJLI21MiWeAF4QhsvxxMjUIEoiYa3",
+	"4s1aptj+sPhOSPfaUIwo4ANnmiVkyiAAM3JzEcPIBhoXgjVXNg2PbMmMcGELezQx1hlSo6ExS6IiSJkr",
+	"4vK3FqE6vy4t/GOxdFu655cvjVLRADD5vGh3urt7+89fvGwgoXbyEBqJLkcsnbDssi+1r958beTGefa8",
+	"1+112q29/ef/LoJM1LEwHKL4/CHXjV6nEzTcFphXsZQZabdRClgyIgUXMVsOM+AiP/xKg12k/O72zKvb",
+	"lTcXKIP+xQ5xMs4YHCWjfXBBZvEeesTlqx+eHtuc9bWG7Moy4fW7H1csTspd2LsXGNrpztWGP2744x+E",
+	"PwJSb5Vklhik//Yp2KNmn/X2JGPXnN08RWIbhAuW/ZOCfdZglSA3Mk8TzHKCYH+ZsNTGfvAixSsU/Zyn",
+	"vk6LomNDBRLmPIKmq8D7tWKaps6Bhx2Co879fJNxjbDBGP3fKyHtqKnSbEwmmRxPNFqCfL7YViZTpkhk",
+	"eIst1gTziZouUQF1FvipgNyNR7m4UqHIGBRcSPBhzCORgwHLbFY9GjuU5mMoVYSaCdnaK6VchILi903D",
+	"+yEXxJVCypXhynWc+BT39TVuc+MBie6V4E+ekGOiWZpCECiGf57lSv/Ncl94t/lje6+7esK7DSX4Gsnu",
+	"fqmdGrln2Hs5ftYGgJpJNAI3+79zYM32N+ryRu2PLE3l/4GbUEbz+VQotNAxyCtjNl4eF2r7PFYkZTQD",
+	"SdIsMAan4kFt9Br/a1Y/Y+Qwoa0WVAU0JwteYwUgePX0UjGaxSPDuKG6U6PXgDvFxQMZtxmmPWMrMG7z",
+	"9IZpb5j2IzPtP1Vclr1tpCDpTlDwMGALgq1mDHN3lghy/HoGMxQZK5TCi5nQ6dTpj+hQ2dKcqXKBIJ4g",
+	"w5JybPRGowqXezS8l0Em7ITRK4Wa9QGhkJcdCk1TSIV1/JtiRyPIj8ZiMDPdubxxxLVarJ2W1mJdoQoK",
+	"kSzyXZeecze6tqZPZVnNtDHQB0QfyElXE3nFyJaZr/kdqz02FxnfLdtdg3b7tx8nCwsP2WS6YnnBP8EV",
+	"7MKioZjfHn8o1fUCHxOMxCnCC6tBOUX5PuM5dY1XGxUcviIfc0sOCOMQMKd4wprO2whZpzB4c4UDwodC",
+	"ZhgGqKxBpW4mv1WmUK00D2Wl3OfOvJPn0xPYYFwR6FUggTAwR4rr5WLPFReJPUENtNNYqraipeY1WoWM",
+	"MFcykNAJN6IvHktvFNoepFJmDesfuRsN0lW//Bnzm21QCY8hwuSHi9eYSfC376igUfkkr1PXqHKoNwLb",
+	"RmD7g1lZKqz/6zkiiu53vsQVprcUzv2tzIbMlW0s82Jf1NYKfgj44cS2lA+Y5mNm0SAAtCGq4MVGAYnm",
+	"cWWjpkUOsr4aojSdHgCKCppuHHeDIDuqUSCTmWPJVFvxRQOKBSWC3VQxOlrkPUSWU7DGAPLDYqj48tge",
+	"z5GwGjdyC2ux0w1feRRavCIWe2WzuSJDKdiGGm+o8bfAlysf3++Cllt89RnysJiY1yq7H0SdelPFBSpR",
+	"WAyrw5LjVGlUfLmGMPa5wLQnIVxPKHOjMn2n1N3ulqJ+qlL3Xo3QvaJsXWs0fjCdXYfAbgjrhrA+XMz9",
+	"7sjkj0yvTiPvKfDebQirmnhOqR7dT0zeKQIBl8TylBs9K8TjoBQqHRCZJkxpa7TMRcqUCkUEaIJ/hcLS",
+	"VWnaV0oCREILJxY5RJvIIWBNaKY5TR0aIwTNFmCUUK2NipilKUuMyBzn4Nacj8b2sGbcBm2vYsj0BuCv",
+	"bc+MqIojslVe0ua3qMtNH7csd2HqWgg2M8tPaSOo9xyC0Wgsr5l1ddt6IWgxugvdZRmbXGNw/RkMpmpc",
+	"bvvVTCxuB0rXL6gcMhuEOxuD2+nu7rX2Z2Js99u3wQLn6YlU2tqbM6oZSVjMlWXLd0HfWBPg/OI80BDX",
+	"fRJDnL2l69jjvIK/kVE2MsofT0YBs5xjXgBZV2Hh37vIwqAs90KJpFzRqwzwXV82HQ1o5YqQhMYxm0Be",
+	"m8LYW0ia8nUysASHS0ZDfBxfHszGGxdVwq7YBOAzZ0tbRbYEJFYBcZgPiWTV8u3eD3kQiogDhjCiD5m/",
+	"fFUt86EoEgI4w1DIKiol0WEEqi1KAkEsKRtoInPdq61LZmOkInvTAMIXYqtPXp+GwqLrQuZfX/mS5SN6",
+	"zYiWpM+IYhrxcC08MxWEjyHLwswEZxURmiR311FPZJwj/jQIfRUDgquvbgus2SruDsWhsq/4erWoMDpW",
+	"e19Q2qQuxE6a0c+8uAd3aTym24qZLjRLIFkRucrSEvGG2bDPkxSgIS0MQn3WF6xdRYyzktNypogTPLbN",
+	"b4PGmH62nHfXOzChMj8WUsFyYuiN/fYl5J6kivunTam2Jy3VdvvAUmpwYu+0KlUI+kZm28hsfxD3KR7/",
+	"pyh+VitXlcjjColbNew5IILdeItEq9Z+8pN/yRMbTZ7AKtGfakj93XvZDhoYaQ6sc8XqpuAeuBLLnQMu",
+	"w53+1hon31Foi9+3dfRofzI2RHlDlB9OlP0Z/H60aD8k8sad9UqE8Fhm04eWqazN8jlMIKADqkvIjJzQ",
+	"7CqRN8JfOaOe6Dpy3SLHEE0X5zoUXGhpc2bADgCJJZ2g3W6Xa49IQczYhhmdjEjfLDw1esyBhe0IBeiF",
+	"kGGERfzMy/ddvzZ2OWXXtBiWc/AOJTFjwGgXTAQqIordXJ4pKGPRIpGZri2YYovVmLGa/4cCqDPZgjBP",
+	"z3egWIsifZlwpuzIuuSE/9AsgGA6pnVFxyT7bXLyA2Qgo86/tdfeJcfvzz++fXv8+vjo/cXlPz9+uDgk",
+	"fTaVImm2QrFShA2qo/dngccJG0+kZiKe/sSmDyukWWU03i78/yNvGVMAGpnRBBBmlCbtVue/Wo31mQVO",
+	"eK0Eo8499cqvz5sfzEodybhLwbFGJXdEN8x0w0y/RUhSPfttr8B+q3TrWHxU7BsmEnXXHfAZyxX7xnge",
+	"SVIja9SJGstVu50v/s87omAx3guyfpxI4eJfkbzWRZUuiCktc7xHDChdTq/vTZ+P7wwU9SuyCRLdUOTv",
+	"jiJ/4wjR1cjUQzyJ4BWZUD0qZLISVWvMypgLkrie792Zw1VLS4vk8ruJJ7reMCfcxbpCsH6EwRO2fqFX",
+	"1LZveMIAz7K5EnnFVIWPGPkys6BLkxYXr9BamYOPZmRLHiHi/8RuzArR/n+XN2RMxbSAkbhhGSN2FBty",
+	"viHn34KcI3H8Lmg5EhZiKUsN9b7TP1B4u8tOgQNbL/o3i/zr7DjdNvwbirKhCJ7qF1GjW/0pYeM+SxIu",
+	"horcjMydLRm5oKw6hnWOEKtmHBCom9ufkkGepttgLsuouMLK7Z4Ku2oPVIfCfFcaP5EinRYFS2bI9KIw",
+	"UUeLvkJo6FdJTj+j4sqsot2emKEhz2ZUEy6UZhTQdPtTklDNWvfIqf7uk6qr0dF3Jnt8bqxnf7oTpMaD",
+	"ycwEc55CbRNF1Ehm2hVCaT1FiObjOZSQlqwXlYl3asOeN+z54c6k74jZ2nhMzzG+gvvoXMsMjDtV3QTo",
+	"Ss+rKc8UZhV4PskVGfJrJoJQAF8tuGHZnQL+I88/q16UUCxxo5A1vCh2cb6lC2UZ9UVj2Rya2MPg2syM",
+	"v55LZT3W+DR8DnIaH2+dH8CpVnTS4H3asKgNi/pONMiNf+ZrsHAbaO6Z0mpuGccjd74g2VjRJSMFc3Rm",
+	"dR+MH9ojOmDuIORP6IGxYsvG/7IhtxuDXcn5spgAPbLDxRGsp/e2FAnoj64EQYKIDaJzEWlGnsxmU8ie",
+	"KcwobxVpcy5KLRQAkB0h2l0EFWlBN/LY2U57Coga0WwGAMWh9IbiZzCMhrb0adhwOe1FOjs3g50ryG6L",
+	"tmPprnQaipRfMRKdfji/IIvXcwdbRXUKVqn49DfTr2DDuTiTcrzoYrgnZ3Csj7HRrSsiy5I1Ozh3zW6/",
+	"FyRtaAFnYPWpmIfvMYFJWtZ0UPfagXO2jcs5O6wEkpZWGxWu7BvT4jZoDChPV98cbPsW26w+MSg7gm0b",
+	"ywqZuhtOtv5x/uF9E64xdVcLjSD2xgAUZZZvhI7fq9DRbXdXuHqrHa+zfCnoEdL0Po2vhpkRESxNh9OF",
+	"eB1ETUU8yqSQeQF7dUO5Zkko9A2PGYES728uT88+/Ov4zdHZ5cXxydGHjxdQuIFrRbJcoMnuLBcu8XUo",
+	"QU9ohSJ6J3FmEQRRK1+4oHR23SP1Hj3ov1TSuGAmWS7UzpcsF8fJbavi2Jmrebi5H38sofxYXNOUezHh",
+	"/oL5Ctr+D3kyZProc8xY8qTy/NqGkxOHxyYGKY/1xmhyl85iWq0w1BOZsHKTFZYUxP2Pgl5TntJ+ymb0",
+	"IyPTkkKoXRXDf0ZcfhItxOgIfZlMCVWkPMyDkuhPs4xfM2UemVMAVIsc0XgUClQHOKBdRDzpkTBvt3dj",
+	"Af+wiKRcMLLVCUg3ILsBabVahAsCoFBNrLkXJVRT185wQtvUKBUCdSNK+ikVV9AZQnZhcAa8PHCVfKmY",
+	"YvGcAAriASphhFWBilk9U7688nESHZAIWkR2Vhb5a5DRISbmoI8qFFYZsiMnWxhRoqVML2OaprZaEHzO",
+	"mMpT7XtEeDApUxWKLBdYSkg4zcmugBQssp2WM5V4YhE7EM+pSWQWCqz/bPsnoE6C2geHpUUOSdQjEygD",
+	"GMuxixh2O5dNSWc/FIrF0jTEYn+G9XMxbJG3CEymyMBQJLeuRe8e7zdjoZBZwgXNpsQIrwQGRfzVaEE2",
+	"jz9KJYyRiTltUjikY1v2CjAsAIMBwVFAlqA3dBoK31ZpOYG6EVwb+UARLUEWYSJxHhnrEIFSTy1ycSMx",
+	"dUyF4oqxCeCp9Kkwy53YkQGgsavjaKZ7zbIe7AqMQ0g3rBFVoRjINJU3LLEFrFiB6ab5mMlck61ogegU",
+	"NRGuRAoWCiiW7U7IhCpF9sgJ/yGwSXKAHmNR5MxnEKDIGVP5GNDi8PT9eHQRiiXk44s/57dO88Zj+o4q",
+	"vQ1KyvbxmygIBRbzFlNXYfLArbV9k9HrV34VDrteyYdRfBdqvkVCXU9Lf4ONvq6O/ifQhi2/WWpqkgOC",
+	"nUB/RPZ/ZfEmyXsj8G8E/o3AXyPwP670HhBv172HHD/PHR8g098dpnvisUKXxmJNlDc2emlI27I3SvM0",
+	"9WLRVkliJgBQp0Jh5WtLpIf02kgmINKjOQjqfZUKZZtmvarMZCTnUBgJNiA35s03RtWgvCLKgQBShdwt",
+	"qmk6NwSIeLYwk5WmcVyAy5X4DhzgL8TxuPo+9k1WPQjFIKXDnsPwhTqi5dWhacZoMjXC9QQyN0g8omKI",
+	"MuoIy44moXChQsXQATosOgAeZ6RvJ9/5J9H1Avh1LXLodA4UFd1CGrlswhKyFWdUjVjSJDMYwmZS+AdV",
+	"JIXw9i0jJDursl2j84uzo8OTy3cfzi8iK7vDgrm6IDODDwUMrjYyDmZRyHSP4+pfGe/2BsVIM8rC4X8/",
+	"/FYH2mznclc4gPeP+T2RGRnRBJe/eVAcuvqDRsw528gvmyiCbxNFAGf8uwgjMLzI0diHstdCQ1qYLGS1",
+	"boCgnWF/NYyOzPO5UHBDJwFh1FxrMOFUdWp0e1hTT2FRS/k1I7nQPLU8FFmVzEjFqBOQWYW8RX62tTFn",
+	"XwTWKVvaGkk8R68inbIE+7EzALhYgdYbgIglVJOUUaXJfijGXOSQeu+nhUMGYnZQBBZYe1+iXGVutMRZ",
+	"61MoDgv/5Up8a+ZNJVbOBXneJq7eoqguEVawS1iVk9XxJ7SaWP3zDoxVczx44gLTofwLvg2MVWgHyljM",
+	"+LVbE1xpbxeDxeMFFj4SkSKCpbJ5FeeV54GNTheGqc2FafQa/88v7e1Xn750gle3///GfdKT7rQfZLBC",
+	"a5oBzmyjR7UD4PieKXdHcT0ri1a5U0rDldow0Q0TfYzknO+HJVpTr2NQ9Vwx+DoqZC3zNQrdSpCd5sFV",
+	"MDphcGf5VynUfMeDZ7k4B7zztzzVLFu1CeSPlJosqLQMqrCrsDxbnKoue3UmAXRZeeDHyV1dOQplnUTK",
+	"+nOwodobqv1HqTmLgP+WhDlyDR8fHTW5HAO1lApnuUDVgUQ3lGsHgODNXyOWJlYhsbTJfDvggqboa7bO",
+	"KnVJsYIERJFhX8Q5kSdUKZZYwYz7stmmM9ChQsFrMQt+ZIbg3yWTn9u3aAl+au95Nd1rCc5f840kgrEE",
+	"PLyTSSavabqInppeZqkoH+djrHA05gI/FNHiXGg2NET9qenpnRanfFPBcEM0H4FonuXfT+FCJAGPRS9X",
+	"EtWWl/opE9cdR0zUk3psymNa5LF5w2KeeHgvLWUK/hNCyRyRBtqILhxD7JShmQHhIhRSGLUZdrBFDh2t",
+	"ZAl2BaIpOlxoNkRoYlvfEDLwQ7EF9o6YiyHGKcmEpc9U0yLeFPFL+P0BoSRhgrv+OfhIIAzKe3DgUQK1",
+	"z6MvYQNsPGGjR8IGtgwbAQkbGaNKCvweA8XwG2BSz4Qk9iMM8xkGkIWNW2/Ew5gsdP4A44A5YbxyD21o",
+	"VZ9QlouARNYBZrnebznLWRLZoCmui8U1iloqNZi/xlwpLoYBycWVkDdmiERIkkoxZJkLtSKRWRCLbrDX",
+	"bhNBx1wMoWYT1sRT0UFlF9D3lDGIhKLCxj/AwGDSsPihiOyOOndTUOqdFJ3/wj+1is5b5BBWxXRtTsnc",
+	"geqRvfYrEp19fH/5/sPF5c+HxxfH73+M6gu6m2N66K/NujE6K1Zqsf0/evLLY/LqgAylWfZN3eEN1/42",
+	"Xp5ZPr9KtAm2+Rnp1DeMNflWoMdIPw1dfcPElFwYRvuapmmNVne3+PAVoj1WkR0OC+ZlGFmtvNBnsRwz",
+	"ZTiT9YNHhGoiRcwOCDVMwTJD8HcpiB8x7K8SzeHicMudWF9OEXUcYDt0jlvnj3WNz9ZW3iqpq2M6DQVK",
+	"NYpOC+bcNJIMxitYzr04TAGFzY0Ot+EGG26wKjd4ywVXo2+NdYKxUrXK4t1keIWogCwXJb9jXcZL4HM2",
+	"rOfbxgoYomS6D+Z885kN2LflVDH6zb4CHPAQg5DlIhRjmgBiqCvKulWOPvRhCgHBapMyI1yg2lLkeQbk",
+	"NZSVxbg0I+UH5OT1aUAOu4fPFIlKGfZR04YYVCL5vF7DFUF2YW16Kb9mAabWIPYVaJ92VULhAxrIXDyD",
+	"0ywq+Q5Oi4El2KKhmKRUD2Q2fqZAn/HJFxgRIK9ZRjpt4iMUhrLpItQC4E9gY8QwwnI6DSp+k3TaLEdY",
+	"wNfwd9M69/s5T7VNgiiHadUzEuv+vttw+ecMJrhvMsKjphOU7vKG2W6Y7R/HYIrnHpnG92U1NdczyS0R",
+	"uDMqwD+NDimZJiW07gE35FcKti0HA2XI4RTAsllCtiLBPuuzXBzqiIg8TZvWe1VC0Z+PLTj3Y/v91f9c",
+	"CxCT6kbPrEo9NGbn1UXnea/d7XU6rW775b8BQRO2pk1ekr+Qv5DO9n5jrngzoK6peGRfPWj39+LnyUvW",
+	"HnSHe6Pnv768GjeChuFveGLtCMwXsFFlcM72RfuFBefc63T/3fCPwQyz3BbX0b/t37yYvqKdeJftD1/8",
+	"+mrcEZOC8Z1IhN1M+NDc/KDhD0X5XbvFu9rttnkXwiW5AWqa2XMajygu8Xan3e50d/f2n794+aptTouV",
+	"TBq9hmYpG2YUQH4sOOg53Ev+H4xijLPpBNyQN6rC9BMKicMDfs1IP09TpslEcsuaNB+z/2AJ7qM8kxO2",
+	"8wPLUm4uty+uv3wLPeaou1PfEd62u3jrBIp40rDh3BvO/UeKDylzIce4i++eAnD7NNclPDkiBSTZy/iq",
+	"R4x2ReMRSXIGqevm5kWGG0RkK2M0QT+Qo05R0ypmMVTPiKiPJBmWtBjlaqVSRfggFEW9oYQNaJ5qErnL",
+	"HTUhUwa0a6NwihKWHaQBG6VRDkKBqMylhoGvCFfOvzECA2jEVFdi6g6cWwyJfRnYjqZKogsQqkpQTS4s",
+	"hSeGH4ABmKtYZpjgJVgaCj3KZD4cVTD6+lK3yFEJzaFYSUi2pzoiW+Ae3Wu3Q+FccfBE8wB/TzlTVqMn",
+	"g1znGQt8lRJKpoxmhJpLZ9RpsydmJFQXqArsszlgtoP/wCDMXhvOs4XapoyvFPk1H0/IQGY3NEuaoTBy",
+	"FlS1NY8IwCMEFZv4zg8KXXxEJxOj/iM8FDQNhTkQlZq2BfUuINiDQpSDnlC8o4onbDE6O3qhv5Dfcqlp",
+	"QHLFEnIbrYfW7i7XN8Vrr5WwFskx37dIsjbb/05h479TKbnyRSGmriXztv+0Mu9DRdQ7ofbtcwGSJsOA",
+	"gGQ6BrqRVjfS6rdw6mxw978V7n5JvKgT55dbyXa+uD9XxN/XJRp0YAVkrgn4jRzw5urA/KWxP2otzblS",
+	"LN0qN1qFSz6YlK9Qi7NM0TeA/hsK/i0puDu23xOk/x20bUEpzg+idKvK1b0WCU2gIY/kDfwCgqPRN2+Y",
+	"qEkS/JHpR6daG+P6xrj+vSoaG3a0YUcPN39/V8zlR6bv5ixP5sI+9wK39ZDpeDTPw84gwYW5CK9xn2WK",
+	"TDKGpmq0sAJw8paGmCY5IDP6wEEoqJgSqUeYTlJKwOC6eUAiQyEjEqeMZopEhuxGgbd/I3qYs1e3yDnT",
+	"mDBCdWQt+JkUJXOEzJy5GX61ttYgFOqG63iE4Puk7DeHvPPxJNcsQbQxW2sCegnQul82/mP0FPKtyKKd",
+	"9TB+TMibgChJ4FeESnMjCwX2jVZmYS3jZvlMxwqUF64UoPXylJGEK3hDi5zQK+gKLdQ+EgCkBuwzlrnQ",
+	"imh5QzNMIwI78UJz8qp244/AFSpixj3Nvp7NQxrO2kwCB/JUpV2+FxEI1ub3JgPhy3//0k63c9F+1et0",
+	"e3tGhHv+jaWdEu4UDnYj/mzEn+9GG/9TZUAh77mfeXPCRLIwAPDnkfU1l4tfcWakkcJ7bUOVyMeL10Du",
+	"oP6BFHoUWIHCPKoV6QNcsyJbkUIJSbXwq+iARKk5lB9VgjGCIN6EIheK6aY1RYDEAxEQN1wk8oYYCU8r",
+	"V1xiCFUQKOLThcIwyz5V7BmkBliKbGWDwGEAutRsB3kXj1h8pYwYgwMjdvgQ6z0lKh/jABwcqLwR1WQq",
+	"FRCqjDBJ06nmsSKJbJEzRhOiYjlhCyA1QCI+h414NOMuBenHrWqjtw89M62qHKV70W5XjQLmQGCTdmuv",
+	"29m9DRqwmdXuLEud7bG73e4s6bHTbbVfvugYlYFlHxXL3lCezgy03dq/f/RasZJ3cTEf1moe3nCu3y3n",
+	"+kMHoSE+kaMMjqa/LkVLPQFSERS+WRoSDk9U2AKYiHWeCXIj8zQhcjCwoiGARfSA/mPqaihGVCSp0dG3",
+	"8Btlc40i+0NkaxONtJ4YRdb8q8jHs3dYiMdV5gFKfPL61OZ9QRCXZyzjeNLC71UEkehGn70hW0ZbMMo6",
+	"IlLgE4g9cXmJ35nebTmjwFYCGjES/TdL+X+oVDuTNB9ysT2OJxHiLf03LEJS+QH/RmBv0JyaHj0DUpe2",
+	"uS0wFJD+FCLMGASKmRWEtVM+mOz5HtnqTwGd1tZgwqQ0MFYoMgJ02wgascRhSGCpp/LqmCVVVywxy1CK",
+	"EYupEFKTPtRLokZYME9yB92qbD6vxerAnwb8M0vIjcwSZTYWCjBxMBiEIs5YwoTmNA0ITZKMKUWwyJBM",
+	"r1nW9KGAeIYMu07ZQBOZ68Am6YUCloFrxdIBSRm9RtPO2DzUIiCSuKIjHvacKywbZJaACg8NIjOPN48Q",
+	"tKYN1O0hA8rtITbHg4vhge8VEOUBI7e7/7w00is20eYpyKXDM8vFJNcE2Y8ZBLzg+R75if8QCgRPIXZv",
+	"MAwSTi2KIwr8mHAiyyt+QEo3zggTGYMCQ1qSjum3TojwcIwXcHkfS4rAEQFNwROA2IaCxbYuQOmAZWwA",
+	"IX/VIlGG/cPvRofOaHzFMjDlFdkSVfLyTsorkk9gka+Yka54zAotf8j0pfvKLqtzy5Rp4JfGxGjTmea4",
+	"AGo67su0vuBkYaT5xT33yafZIWQL6NQQ1droNZBm1cBFnjOaxRhomshYFYM2ny4vFfy83rgRBq122PMD",
+	"dMtsX+4HPI4nSOofIFLBsVpVpIILsxGpNsaAP1IqgCOsTgiDa/Fw6SseUb0TF/nfQANqMwMuaHoFge9U",
+	"2Bh+LsiHCROHx8/UXB45USM6YSoABgRMldnbC8Z/Kqa2LTl/85NhkxBA//HYCAQkN5xJ9wClChK1oy9G",
+	"lb7Ms7TA5zLfGKHMVh+BFPgrNnU/X7Fpi0Qg/Rl5LhTa51b7CVit3CjOhukSGoOXgGxFPx5dkB1o7MQ3",
+	"6GDcPCBUoJvGPmyaDW3FxL32nn3lpZD6EioiRqVRCBxFFTbMtk58+UMw20IiRFRUdVQ24v7GfeUwOvG5",
+	"LZAEFR0wPb3kIAENOMuiJlEMzA3UY2y6FIteRYDGhIhQVIr+W3A2qs2O+AEDG/+M4lIFcsDmTbgUjlyB",
+	"y6aovGOtH88UYTRLOcvcXFC64UNhxtAKhStcwPWCdnbWmCyhFFeaCh1VusOlLsZqx8A+ozOqmgQiZCUF",
+	"hGwZqRIcRqGwRia3UIVpxXSpoJamKwHR8gV+Ir86oSgvD5RjcAuUSKaaftvdC+SNQKUlMHcio7EGMTNx",
+	"cuBkkk57JFJTpdkYvG4Jw5tlVwSkQ7cU5gKKbbMGxIpfgKJjk2iVkbgARG7AWZqoAOuRKuwIbVN42tGt",
+	"aW6Mv/J2W3CxaRyzCXgHjXxtd7JUOOmZIhHqKdv214ggI7DlvoFG2J+8ExVVBNywG5S7EfzPLJ2T191A",
+	"QpGwOKWZldZ7bi6BK7o6kjxmEdmyZ4FnkESckWiQC1QEYTndJ6zSGgDAkKEQ6aWv3aqiQp9ya+gGHYqt",
+	"SLMxiMd5xvD1k8uJ+WNMP18iJob7VJBe/0MoInQex+xywgRN9dQ8PYBpinha/hKcr0pL6F0xc/BCEaVy",
+	"yPVln1N4TSqHk0z2lRtJ+TNK1VwML9lgIDP04l6zrC8V19OoGUBBWLqtmFkEbZQILvzOgzrYIseutqrR",
+	"jVGDrBCGni8FEooRN7duGhT3KCA3rD+S8gpvFBjiVOkGOhuohVy0t6RCeKCN1+xiKdAiHE9JTCdmNJ02",
+	"3jMkmWEDdbKw4TCjqlR5HscF8soiw6JaxYa14lEuriJXVrJXKm3iNNIoYammrUxCFhpMACwVYPq1P9pr",
+	"GRUVhIPCe+ftxpC3BsgrA8DWucSdiw6sIx5ndClRaWtZ/JjLHKBbgHJnOSOUwJht3TM2nugpifBe2Dtv",
+	"OQS0wsq1eM8ss0Z6x/UBkFfhCjH/8ubD+6NP0UqVhB0GdChmKgkfgkqcZ2XHXrmGMJoGoBaufW0Z/PNL",
+	"q9W6vXWlXsxUhCSRG5jZfJxWC/KU3WVzPM0cW0Oi8OuPypCnLRzxTOk5F5CQZyJAUqs0myiP2ANFvDI5",
+	"nmj/DgzPmL/pzlngX/FMeT+Ckf5YUtTQuaHTIBR9qUekjVvOtTkW4AQiUqRTUFk1TVsk4ggSCgc2Hk/S",
+	"bb+3oXB3lydoWYn+Z9sKq4A/hDS52SIgiCJjdhTfyGGkvOQkdEXXEHLV6IT4VywT+xdInmGD3JLbqEB7",
+	"PTyF/hTUTKiUfsbRjekVczmdWxGqkhGJpCF93BLfAkrVCBlwOQCCyG9FYBR5LW3+4YIaywdkQpWtIG1E",
+	"TWfQ2TeyHFKCSwsDtAMAcob8JnDCbYSOx36FGoahsKH1Lim2VHqZLMecigJ75ULhW7VaLVeIuemQkTTW",
+	"PSyAZCcsU9KcXwfWSqQwfagC81ehfPqKRBwLpF7apS5NzgEXXzqTRORzT7kmW7RcOrEkG5ZLAUKhbbcA",
+	"UsQMmDJPGOShOmnW5nQiKalWtCD9XE1JLhIkAAXBjzJmyGxkBkE1G07vnBDcuaLnS9Pz7KY5F+INXZIU",
+	"anSbQrVpPKSENGBxmT+uaZqzUtVCVN18T+j4TCSZypzoERdXhPaN8Fj2d0KhSv03CKQF5CYjWIJ1C4Sk",
+	"VeJzQNF0ZUpXGNYFS41sSSj5VV5BwMW9X+1e7OxQVQ4GiCZlJuatRvAmfOFlp7uLRoMVyzVWNvIpQ6Us",
+	"T4XVqzBsMKLJCeBzJexzo9cO3FpX3gAGLdxgkoJwFNN0TLRM6LS07F75QSQuG2LV6HVePN990XkFFV4g",
+	"Vsqzgt1Bl76KO8kL9ry/T/fi3X6XdpI2a6y1ddbsh/2WZCKICPJzmWF4WC2hwhwbvY6HEim+2m/fd0/R",
+	"NLkEcKzRa3jZgSdhoxfOLk3YCEI7P//znNQHD9nVDivLHeIyQtO7FhJ7waMSmrMS4qkIzbEIGyAfho3e",
+	"lxC2G7t0G45t8bjAL2HjNgirhy1EP/ntp1vDX3+P8y5P8DVNx60/4CzrJhQClQgb3/2kPgUh3njcr8rl",
+	"DvF2h/OUIGz0ukFYufbwcPe2NF2U3YEr34cULMf7K4ZEtv5x/uE9opXAQi3A8qwoWl6l2rgZfoduhqBR",
+	"NUXd1QWYzJNj+/DqXgpUnO7hq8CG8x6L7srvhPCxo88xY8kasY/YeP0ISGx3YqjI2snl2LYcU/JDrqYr",
+	"x1Bi8/tGUrqFfkA8JXZxX78Ptp7x/pi23bVWvdRw5TWDU/1R0GvKU9rHyO391Xf7LBenqAnX57rPeITI",
+	"FjbbNl1Szfspa5bcWaeZ1DKWqYsTHceTxa6oQ1F2/G/BCpDXaOonrqfAqqtmauTvFxenRGdUKLPNTQiT",
+	"sB6CGecPuKeO3xyBiSFh6goqTTupS4F/CiJV0OKACr2tEuMM4t7fgStmtXoz5meKGG6zfXb62nnIQmFd",
+	"ZMR5yHoYoU8oTtPi/kIgLIc4pIodxTq9QkFJn9HM6M2GoeKQiuAbpalmKVOKbAlJopN4sn3OlOJSbB8n",
+	"0QGhYhoKF4fqjCBYThpmVa3ybyv+zChBEZoFSw6b6BD8AhEZ50pjDBHYsOabuiSmWdk98mZ+v33EFSNo",
+	"oVe0F4oo5Upf4ma4EgBV/5zqEZ4EMISAoN0pQGfCqbW+BaGAz007FMVEcml1s4hsRdZmA2Z09lmbf9GT",
+	"87ciF+tvVbcariiif3s3lJEudJbHOs9Y4r0ygIVdlBIPoKQOnh/r6BozTY1kZHHUwNJeMYNresVUkTdd",
+	"MrZbo7r3Ih1USxEBNFouyuayUCywl1l8b39C0MSExZLsseAKyJGZA9bbPvv4/vL06P2b4/c/RkG92ayo",
+	"rFS2moViFbOZw7aYtYuh7cnaw8i8OcwPFMcNNksRHZ6aKR++uzw7+ufH47OjN1EpFc9ZqUvlqXAFzE7X",
+	"LEHhdzQfnyksQA4B6s6Ne4gzvmLTUIwtbK3z9ZnTAlM/IDPHUayEaUbT9CSePCQpjScA7ml+ySZxo9fo",
+	"ttqNoDFmeiTNK2CgO2YtHGQayMG+UFR9vtjoP9Pdq5ef29nz6Z7o/rY/fnHzSneu+w2f3PR3lqbScCQb",
+	"w1Se/RrI3/9QUpxN4hPf8PFNPQtWCI9DpatfvvjZcXMoMvZ/CkB1+OX2E9jBLG14XYzBE4ZGrzFWw8VL",
+	"GJdi7yovun3Yos1rUJ6PudcFgN938vp0oxP9TkOvuih1zhYCElLzgb0BNpjWyjWu/IEVUW4oiFEQCHBA",
+	"hISs582x2ETkrRiR96fKmTOi/TnGzC5RgyAEbWkyRKHADF0hGuusx8ZBJU4PlA6jAsxE5TWDCqI+ih5p",
+	"6sp59bxTuRyyRrQMBQTpUeWi3AISyRvBksv+1MZVeDkcZe/I2iCjqn8PvjUEhgvyUfDPLkzgwMMdVPI9",
+	"oCtI0wgFTRIOTf0s5Y1AOcrD3Y7oNSNbNshQEZXHI7dSofiZ9T8eE4WoQk/k+14UNX+CO/w4EfO/fFni",
+	"AlrBrWOFrYuMGr2eHHrvUsnjg16ioOF2GULSxwgh7x8yi786+GvJkPGOO49cTXz3jEZnNhDP+Ia1/JHz",
+	"5xZYQ7+RcW4+NBuv8LoGLmi0A8kkywk8PEI02LG4MKptzIIycUZybss3sKTZw/uRGKrls73wRRbb2wUQ",
+	"4MDlALOCSmFIk7yf8jgU+G5zmwOjQ0NuCdUYtXR2dPjm5AiCtFWzMEkhiZOQxBR5I8Lx66PziAx4yjBF",
+	"SY/YGHXfSTrFomYY2WmmgpVbQhFLpRVpk1yA4QpMGMB6FNR+hgbnLuMOhhodkA9pSse2N5u9ZCvBQJSU",
+	"z6hz43QrgyNanivtCfYpbtvj126BfC5QKJ03Pk5pnrDtEeVX+fYeoKHIXMNT++BNhz0zVBiw5ic8Liff",
+	"wP5zTBeyfbdb3f2i++FEb++3nm9rlmW01He30jcGXtV2fP/MnmIl7yr24a+B8jdgQ/L/VCnT3zT3Bh0M",
+	"/s77FByURyxBr1CC+6TQnLkOwKq/PH8GCLGtkGFuciUw//zNT7ZgLiYJQYoN2LTBZQApN8+8llCKb53J",
+	"vIGc15nUG+iDZ8uyb/CBmfwbUk6/sVL/ovwb5AvWxsDnwkBD4eNAi8hyG5C7LLzcmcFDsVVWJSomdHi/",
+	"zbdYHEseOHwOFRAXNInW2nGeaq6puirCFGeyZFrk54xrFgrHZEIRAWHGrHOCKZbIpwW7mUkEgrKUFHUb",
+	"OSjKiQIDIdEXksmUBd6pcBvZNGHvZSi9AlKG4NWXWIMFEkPIVoQsoPIlF5VEG3hd8wAPZjlfyfxQm6zk",
+	"8lXQlVFkrNihm725YiTiAs2fmIwBGhhNEpaUQsJ9xhJ0aEQUOZ7oFvmA4HlmADLzEzZqGWpyJUw9OIua",
+	"jX3YsU0T6pFokrFrLnN16Q7gpdF7ze9c5MxmpLjfjIgzmzfk04rKPwQEqrmYX41qiknbcCNxrZsH+ECR",
+	"zUUWJHOlLNaq6mKqed9M5ha40KSYS9LDtyJZ8IcQTpKLTL8ZydQvz5IkKkiTmsmiamGGiztNRTA8qeTH",
+	"gDyY8cSOw8f7VqS7CDw64P90i98qecTIlkUrCEXnuTvfE8oz1TRjhKqxkNEUjyRLXOocDN0hFrjo+ILs",
+	"uHqzFmPA4hSAtybwJyIxh83Jq3BIb2iWWDm7uk48Tc09siTKhhPZa6OA4or6bLBq4ld9UtNMvlYobMLW",
+	"XLbWiNpDjDpCyUIihcyzxdlcRQ7dnYlcY/D83ZU35KeKiTeF4857Bs0XS0L6F/ooqzH9ZnXrovmxPv0d",
+	"4fwFUP7hAh9jXfA9WRB7vzTC3rwCoIosUJVFNFCVWILAA4r6Is6h0FJat+9euwtENB8MeMyZ0JeAcgnh",
+	"/djrJbNBQbYsFmZaCBmKLBfuZhSduwwpyK+yLl+rdcIL0ZMeigirP0dky+bz2NQElUoj5Sht9Co5IH1m",
+	"frNYDc0D5+21GUno7S0ksy/uz+PkNiplcGFowKrZWwGqt0buiOCbHrFQK9MJs1ArJOUCHbPUJTXhM0Zr",
+	"qzwDA6VkmMkbyJyMFOblsUuRmysX9Yj33Le8rXPrZmZh0aApSm7+ll3CZlDqgIvLSSaHGVOqEhPQsmQV",
+	"2BiwyKjczLK/S8O93c81rQ1Vb0EgagReGpeCtvhZKdjiF+Gvi0Zp22LeWKkDlzJrk5hLU3e/RQhZ639B",
+	"D3wpnchWbwbjLMYccEFSaU6EEvTKiJiKHdTdv9l8EMR949X8GnezA//YUIIEJZoLUt5CUZvzRmZS3o6K",
+	"6ubAo4qS5ZaZ2LigpLf0avwN78Nf8TpgSXCbsN4ia6a9LU6DcfrJgxJgigtQSTcpf21R7tFY8Uut/3w+",
+	"DcV60QtxFkuw3T85ZT7NJKjJ3rGjXDNdZ430nJWNKW53niqrRZVSOhZHzPpy7W44r32L9aeySjKHpeez",
+	"BLcUMo+OmV7YmHumEYSNGeJtY/PdoxjUboPuzZd2s2YD7ovnTZfIEs33JeodNjC2fXbAc5R46dDnn66f",
+	"xF4QglHx0o4dY0aKoVuyXEpHcIS8LkWhyL2om4E/FMsX3T9VP+KXj7jspXeZRW+se/CWpw54HaGUOGB4",
+	"hU0T2CQPbJIHNskDm+SBTfLAA5IHzjyNXcupWi8er1orr9CxlbQ2HyIkSaUYsqze9BMKtP0c+BhqZyQp",
+	"W8KeKW/1UZpOrQl4sZsRB1WRtx/kZWRWZivVjypx1X736mW2N34uXk7av3XVnn5+fVMO+PDhpGsLcLaq",
+	"3p2MlCtix7jhiH/CQI6nZy7uQK4N5/fU8SO2dt49yF2wOGDE3yuAwkNT9g3ZoiWbIQDwckWc2c4boyr2",
+	"Jix4jzaLBSaRsrEzFBaCHk08ZTC0yJpsAhLFVMQsBfuNzEhUsvI0W1X73l+d6XG5bA3eDeQbofAriV1Y",
+	"czRGKqNFJQIwIS6Gl/A5Ils+jBlCH9EUifBzzYCk/JoVS5DlAircx6wyrIyVGMUVm+hQbBW2HPtiaCCS",
+	"JmL5mzYZgyiKIo7aunKyXLRCcTgHNFgwKJnBDkIp15t5Z0Zg0QhDEZWBCO8sBFBiOTOgkrMJeGBtLTPN",
+	"Z8s3qQWIF42ehZQt8jpQ1SpzFuvX9rV+rGmnL2XKKCA81B36OTNspQoOokKVQtUzFjN+bRh3CWYqYyof",
+	"l/Zr8aDLJ6gy+DH9zMf5uNHrtN1/QWPMBX7ZLhmqNBuyDGE7/iBWmadQsme1640e/afLLHh0Rfj3Lzb8",
+	"yPT9ZIb1oILPvA5l0YLr9asdZOkQ93T//oMFQVOvoXM1y2zARWsYP/xMznLhQEFLacoVn36vLHsECM3P",
+	"05RUZB7L6iHkSKCPh0GIxUShD48L4t05zUqkEoKhCYhWca5SK4AZwWa5yofTeBSV79vwhKVUfEOgN2rd",
+	"n0mtc0TpMa1YO+jbtKHiX+5W/54pG2hmI+wEuynld/n4TyxOY9SkUGxFEJrzV6pijLgq54Q1A1slLSKA",
+	"xIzV2L2XmkM0XoRKFcSyYBhWKbrRqCylQMFVou09izCdHMPc79BNLnygqRsVYqzSIUMcWSvfLxLua2X6",
+	"d0wM9ajR63RfgjjvPwfzpTFmB/R3eUPGVExdaB1Gqi16PaxwvT7UNapESb8oKRadGsVibiCR+RiRrfJB",
+	"CMqhxBBdGpnNXzQ6OB4r+9POZaY/QIsHqjnVDLf7xwPwIn9+keXzsj0DahlYzyKUnnEs0r/AQxJ8Chqw",
+	"oJervmNE1eVYZszruUZRXbn1PTPt/HXSbLwo1e4Q74q7QAUJ2XDxjZr1p1KzIPnDM3FgQQR40FfVuXJx",
+	"B7/PBebwQbBZJbPCY1qVSX6rntGa16w72FMgfXfX0Xf34+7Z5+IcqO1bnho2vGITSAwpNaku0geRTjF2",
+	"3FeRzcVCi6RDq1kgAUA+9Z08376y2Bx4fSU6fsHry8+sOYr7sdgVGUcu7krS+yCY5xxm2vOnbsM8Nugf",
+	"32mKnyV/joLDR9TGnPR3V4VqC7UXU0ES6fMYZtA5sBCpueAunBgSmDABz2cF+kpBFXw6rKiEBi7TPQS1",
+	"I3Jv0cfNiIHTSFfA/2IpsLBEQrS0yGUas5Wu2JQopn2dI1eBkjBxzTMpxkzog2JoYzq1ZrN+hmkLLqUJ",
+	"IuFtLrZicca0ipot8loKJVOmbGqheb+iU6zmY/5mmvTZQLqy2aid+rSxOz1WyC0er2w1KkKnNZnPbok9",
+	"JL5dURdW4TQkfN6whPIzVsZ3PManai9/bpjJ3+56RMphyuYeqo4JUuJBR7FHr9FrXLdbe612497Z27jy",
+	"d2Vt++OE12jDBTZZ21+BpP/INPGUoT5d22UFLxWtC9d7kUQM2BEls9gBsdQOwwCMFA5QQqJezv7ZvfeJ",
+	"Ze1Pj49NMY/juCR/wgbZV6v9dy46rjZ/p7v778acCDlRhKYs02Z5bOVqR8vQAWw2Et7eQoJyiRmWScOX",
+	"0SgizRvO4nMzsmONX4y7V3vi+eTlb+0MzSmfG0EjnySrjDXP0kavAdXAezs7sIstu2DmpYhSal1ZCMbC",
+	"cVVtBgjsYK9jiw+fsgy/8AUw0LwJtjzz8RTrr3Ru702i7VlbR3B353xDqDfi+ncsrpeoqCPv/iuwudS6",
+	"ks/zvvnYh9JiH8/eGQHUF/gjdaDRZEsOwG1RCOah8EjQzXKFS1/0D6RoPgTvcYS8IQqQJSAE0YhBjrVI",
+	"SH9KzqSmmrkJkXN4vkUOha9GO6JFMf5uu7ihoXi/EggwEGLb/9pc5zhh44nUTMTTn9jUspV7Ygkvo/X3",
+	"Iu6rEuQ16aVLd1wjka5zP956Lya5jDX+ZWWehwcTHlQsvjwZ/PTPV9nLH3/639+yi5tfP56+eXn87vTf",
+	"x7L7jr6j5zcvPn+8aJ8N1a+/vvzr43PMBzI4vDR3qSL24hQA6VZw27C6Dau7o1L8CpEMMzEMKzDHKmk9",
+	"Fh8V+4YouN11B3zGcvWNRQGbLFTwthpZoKzr7Xyxf62RFGRbYDmQTE4QhtCChpCEpfyaGbbfIvPceEFi",
+	"z7158eCE6nj0iLqdzbqZI+NdS8bb7bYh4yswlIeScJsqtCINB8AcKTZxZRvS/fikewW/tT20FYd1ZwUK",
+	"eppB4CigVb+FjJhvSj9t9tFS+rkgz+iDKC7jrLO5yJ8pi1hzpvv7k8H3UrDHJoUb49ZXEdVXJPAzhP3o",
+	"gt5Js+CZCuHdMIHvmwnsrkJq30t9IhM+4I6gfy3GcU828C1dHncQ8vXI7M9OVLYGbUNu59jAGZuk1KJn",
+	"E4QcVGSSMWXBbQGpTibTAxIhLVORhwmUiiE6aSgAT4nQWOc0TafEkj10dUeegEVkLK8BjQ+Da0SLHBky",
+	"agRxGgrHjuKU0QzF9CjhCujsGRTWjeqE9BqT2Ud44+OI6fe0lS2z8KxLc3E6T1nu3NuzcI/NOO2IPz0p",
+	"s/zLg7lgp6rpfCUuiDuysrZTBNnjNDbccaMi/clUpD9VaSgkD/eza+0UJqmloQ22BeDWugaBw+0upYdI",
+	"aARs2brCikiehdENb4oxPH1IcU3kbTElFEJ4Of5oQUY/BousRsbt/KY2xuT2SaIttGbjieFz3ZV5KHBG",
+	"2Ax27VTYpEO7/d14L9lnzwcvhi9Hr34dFza9ZPFT5uClVOlDHEjdu/fNu/f2n//bPoqHudeAcsv77V37",
+	"NS7Ta5mwRm+/vRs0BPu8pNvd/RJH9sk31uQ6l3pTUom/u8gLd07WicAomZQ31s0N6/5DKanl2A1SYRKP",
+	"rLCuwB13vti/p1BQmulsuj6CQemdd7OsN/59S+AOzplIlE3KxMcJHVIuAFZHSviXkhuZXWFo9yBjLIBw",
+	"aog8hPomrry5x8eGCimRXYZtnkQtcjywZQCQDENVawuY4F/MlQduwkG0yIWFiwetfkV1+sys7QxFnI/Y",
+	"7tbLKeXBIFjVhixuyOK30Gjc0f0uKCncqVlSOl1TVcgg9mzbhQJ9eZiFsJac/civZx3pUBgI3xmQjOk8",
+	"EyyBoDiw7LXIW5mR7h4ZyTxTnhoZWT6mWTYl+kZCfB2Uj1EB6CRA6SAhxnWspMP4Mp3EVBB1w3U88t6p",
+	"VCouhg6e7H6EDdavEoT0aJko309o2Ovu23+pH/55PMpU/HqU/vP45F//t7+vzv9XTWT/hXzz+w4HK6LB",
+	"imO54TAbDvO92My+GYOpi0tek79opp6IrfzTSIKGPjuhtmXeFTmcR4k2H89yUikYQjQ7cTIUaiRvwDy0",
+	"QClZiSUcEudh8i+zb4CiWiMuhlivkSlt0cQI1DCD+kc2nnyv/Yr8fPTD3z98+OnyzfH54Q/vjt70CBJy",
+	"wl3+dA3/uWCqFEWxmjxtRmKXaSNRb+jdd0fvMHL2UTALgKwtEwNmL11QEVS58pf7oHQbQV6oWug3CAe/",
+	"71v0rXisod93eHluQRzPM66nwDv7jGYsO8z1qNH75ZNhkJhhvQgJ7fD0+JnCar0TqkcId4zV3YsavlwR",
+	"V0nx4w/vjl9ffjx71/Ly+s51BzixHd4cFjRkRrnccyw/SkVCUj5g8TROwVtt3SxYj7jGa3NB0ysow1bU",
+	"Rg5s8dGMTVKj/AFeZ8boGPmV7dFW1a3r8wjMRtZLUK26bGsK9yz/wwwvj2k3YdlM9da5mouIQ0zVFUsC",
+	"MpBpKm/MXzeUa4boDGYJPNwoaLelUQO8xPyIy3VMfMUI0xGUcCtqGmMVZZxMqddy87ruAarCL0LGXLzO",
+	"VirFcFuzbEzGbCyN8NOE114JIyJtmX9SlgwZSWScj80WNitbMJbZtFEPy+0QdwBGPZZCMCzua/bjDVex",
+	"zJKAXLCUDTM6hpf+T3VGrkFN/4eiUiY1TmV81XMbDsir1gIAxW8piTMpoH6y22lbGDLJGW68OQZQahor",
+	"TZPIcJIkT1nULJlYwUcKGOOAdMOAPanSqM9tq7oxn/OhMCclyTNgKCiJlWwcGorIZeZeKrytJZB5LDZC",
+	"cpGwjHzeLifr2nd72lG/HRYSxBcpoSlGT9lUQ7Qtm2tXvrQ2b37BBs9mTOpRJvPhiEwcCBZWpLXA64rQ",
+	"NGM0mRI1YfQKCnhb2qTsRbKhYb79s9la6MSVQi8NsoDcMqSqWBof2uuqvpWrs68XnbWa0AEkDhNTEijv",
+	"aHjMggCr2eM8Jd3PnwmN/YVTxQFozfCOQw8WQxVxc7t11alavubLV5ity934WrO1c0OFroD3L81+Jnz6",
+	"ayyC9XHjG7/GUnhMlSJckgvgcgmROUDAQUFUoqUsLY011X2VNXFhbl9nNRw7c7tuHsSaxy1X8/ipZ20r",
+	"pz3lfG1xaLP7EyYSkhkWxhLC9YGN3vmMZUoM/xvJNFG21AhaHHKheYqsUTEjihWLpEcZU6bFH3CVJlSZ",
+	"2b9s/5e5FxxpRSGOtL4SpSjkma9BKMgkpXogs3FJ8CqLju6mAB3Buh7zMTVPvCJWfvfg81+FiSBgA0sI",
+	"9erBFiUTmmlOU5DopoZqNqF9louWF+SfejnOcvG0RwJqXBuJwc0IuAbLshzq/cuMZBI0FqPrFPP/Wsfh",
+	"q8w/rlQ6MPPDIIc/xOTsVNzMbKC/uqSxi4n7A5zfog7ZhGVKCtDuobY7M6qdlCmoNtC67CB46ulb7euC",
+	"qSdlb+eGiPWnpGw/QqcH1VWnBwzg/wsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -131,6 +131,11 @@ func chatBody(agentID string) any {
 	return map[string]any{"model": agentID, "messages": []any{map[string]any{"role": "user", "content": "hi"}}}
 }
 
+// responseBody is a Responses body for the agent agentID.
+func responseBody(agentID string) any {
+	return map[string]any{"model": agentID, "input": "hi"}
+}
+
 // operationCases has one entry per operation of openapi.yaml.
 var operationCases = map[string]operationCase{
 	"createAgent":   {body: map[string]any{"name": "walker"}, invalid: withBody(map[string]any{"bio": "no name"})},
@@ -173,12 +178,17 @@ var operationCases = map[string]operationCase{
 	"listWebhookDeliveries": {invalid: withQuery("status=lost")},
 	"retryWebhookDelivery":  {invalid: withLongWebhookID},
 
-	"createChatCompletion": {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
-	"listModels":           {},
-	"getStatus":            {},
-	"listModelPrices":      {},
-	"getAccount":           {},
-	"getAgentSpend":        {},
+	"createChatCompletion":   {bodyFor: chatBody, invalid: withBody(map[string]any{"model": "agent_x", "messages": []any{}})},
+	"listModels":             {},
+	"createResponse":         {bodyFor: responseBody, invalid: withBody(map[string]any{"model": "agent_x", "input": []any{}})},
+	"getResponse":            {invalid: withQuery("stream=true&starting_after=-1")},
+	"deleteResponse":         {},
+	"cancelResponse":         {},
+	"listResponseInputItems": {invalid: withQuery("limit=0")},
+	"getStatus":              {},
+	"listModelPrices":        {},
+	"getAccount":             {},
+	"getAgentSpend":          {},
 
 	"listRuns":      {query: "status=queued", invalid: withQuery("status=lost")},
 	"listAgentRuns": {invalid: withQuery("limit=0")},
@@ -199,6 +209,16 @@ var operationCases = map[string]operationCase{
 	"callA2A": {body: map[string]any{"jsonrpc": "2.0", "id": 1, "method": "SendMessage",
 		"params": map[string]any{"message": map[string]any{"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "hi"}}}}},
 		invalid: withLongAgentID},
+}
+
+// responseOf is the id of a kept response of agent agentID.
+func (h *harness) responseOf(t testing.TB, agentID string) string {
+	t.Helper()
+	res := h.do(request{method: http.MethodPost, path: "/v1/responses", key: h.writeKey, body: responseBody(agentID)})
+	if res.Code != http.StatusOK {
+		t.Fatalf("create response: %d %s", res.Code, res.Body)
+	}
+	return res.JSON(t)["id"].(string)
 }
 
 // queuedRun is the id of a run of agent agentID that stays queued: it is
@@ -299,7 +319,7 @@ type walkedOperation struct {
 func (w walkedOperation) request(key string, target [2]string) request {
 	path := strings.NewReplacer("{agentId}", target[0], "{conversationId}", target[1],
 		"{webhookId}", target[0], "{deliveryId}", target[1], "{memoryId}", target[1], "{knowledgeId}", target[1], "{messageId}", target[1],
-		"{runId}", target[1], "{scheduleId}", target[1]).Replace(w.path)
+		"{runId}", target[1], "{scheduleId}", target[1], "{responseId}", target[1]).Replace(w.path)
 	if w.query != "" {
 		path += "?" + w.query
 	}
@@ -396,6 +416,8 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 					return [2]string{id, h.waitingRun(id)}
 				case strings.Contains(w.path, "{runId}"):
 					return [2]string{id, h.queuedRun(id)}
+				case strings.Contains(w.path, "{responseId}"):
+					return [2]string{id, h.responseOf(t, id)}
 				case strings.Contains(w.path, "{scheduleId}"):
 					return [2]string{id, h.created(t, "/v1/agents/"+id+"/schedules", map[string]any{"cron": "0 8 * * *", "text": "walked"})}
 				case strings.Contains(w.path, "{knowledgeId}"):
@@ -421,6 +443,9 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 			}
 			if w.onWebhook() {
 				call(h, w.request(h.writeKey, [2]string{"wh_missing", "whd_missing"}), 404, true)
+			}
+			if strings.Contains(w.path, "{responseId}") {
+				call(h, w.request(h.writeKey, [2]string{"", "resp_missing"}), 404, true)
 			}
 			if w.id == "sendMessage" {
 				background := w.request(h.writeKey, agent())
@@ -516,7 +541,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				notice.body = map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}
 				call(h, notice, 202, true)
 			}
-			if w.id == "sendMessage" || w.id == "createChatCompletion" {
+			if w.id == "sendMessage" || w.id == "createChatCompletion" || w.id == "createResponse" {
 				streamed := w.request(h.writeKey, agent())
 				if w.id == "sendMessage" {
 					streamed.body = map[string]any{"text": "hi", "stream": true}
@@ -527,7 +552,7 @@ func TestEveryResponseIsDeclared(t *testing.T) {
 				h.openai.Enqueue(llmtest.Reply{Status: 404, ErrorType: "invalid_request_error", ErrorMessage: "The model `gpt-9` does not exist"})
 				call(h, w.request(h.writeKey, agent()), 502, true)
 			}
-			if w.id == "createChatCompletion" {
+			if w.id == "createChatCompletion" || w.id == "createResponse" {
 				// A run in the way under the agent's reject strategy.
 				strict := h.createAgent(map[string]any{"name": "strict",
 					"settings": map[string]any{"runs": map[string]any{"multitaskStrategy": "reject"}}})

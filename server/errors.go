@@ -67,6 +67,10 @@ var (
 		Message: "Knowledge document not found."}
 	errRunNotFound      = &apiError{Status: http.StatusNotFound, Code: gen.RUNNOTFOUND, Message: "Run not found."}
 	errScheduleNotFound = &apiError{Status: http.StatusNotFound, Code: gen.SCHEDULENOTFOUND, Message: "Schedule not found."}
+	// errResponseNotFound is a response of the OpenAI Responses API that
+	// is not found: a response is a run, so it is the run's not-found,
+	// which OpenAI's shape tells as `not_found` (openAICodeKinds).
+	errResponseNotFound = &apiError{Status: http.StatusNotFound, Code: gen.RUNNOTFOUND, Message: "Response not found."}
 	errWebhookDisabled  = &apiError{Status: http.StatusConflict, Code: gen.WEBHOOKDISABLED,
 		Message: "The webhook is disabled; enable it before testing it."}
 	errPreconditionFailed = &apiError{Status: http.StatusPreconditionFailed, Code: gen.PRECONDITIONFAILED,
@@ -159,6 +163,8 @@ func notFound(e *domain.Error) *apiError {
 		return errRunNotFound
 	case "schedule":
 		return errScheduleNotFound
+	case "response":
+		return errResponseNotFound
 	}
 	return errAgentNotFound
 }

@@ -50,9 +50,9 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		req = req.WithContext(context.WithValue(req.Context(), principalKey{}, principal))
 		c.SetRequest(req)
 		agentID := pathParams["agentId"]
-		if operationID == "createChatCompletion" {
+		if ignores := ignoredBy[operationID]; ignores != nil {
 			var ignored []string
-			agentID, ignored = readChatBody(req, s.bodyLimit(operationID))
+			agentID, ignored = readModelBody(req, s.bodyLimit(operationID), ignores)
 			req = req.WithContext(context.WithValue(req.Context(), ignoredKey{}, ignored))
 			c.SetRequest(req)
 		}
@@ -91,13 +91,20 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// readChatBody reads a Chat Completions body for what must be known before
-// its handler: its `model` member, the agent whose message counter the
+// ignoredBy are the operations whose body names its agent in `model` (the
+// OpenAI ones), with the members of it that agentd ignores.
+var ignoredBy = map[string]func(member string) bool{
+	"createChatCompletion": func(m string) bool { return ignoredChatMembers[m] },
+	"createResponse":       ignoredResponseMember,
+}
+
+// readModelBody reads an OpenAI body for what must be known before its
+// handler: its `model` member, the agent whose message counter the
 // request takes (Send Message's names it in the path), "" when the body is
 // larger than limit or not a JSON object with a string model, for the
 // checks after the limits to refuse; and the members agentd ignores, in
 // body order (ignoredMembers). What it reads is put back for those checks.
-func readChatBody(req *http.Request, limit int64) (string, []string) {
+func readModelBody(req *http.Request, limit int64, ignores func(member string) bool) (string, []string) {
 	if req.Body == nil || req.ContentLength > limit {
 		return "", nil
 	}
@@ -112,7 +119,7 @@ func readChatBody(req *http.Request, limit int64) (string, []string) {
 	if err != nil || int64(len(raw)) > limit || json.Unmarshal(raw, &b) != nil {
 		return "", nil
 	}
-	return b.Model, ignoredMembers(raw)
+	return b.Model, ignoredMembers(raw, ignores)
 }
 
 // pathNotFound is the not-found of each path parameter: an id no record
@@ -123,6 +130,7 @@ var pathNotFound = map[string]*apiError{
 	"webhookId": errWebhookNotFound, "deliveryId": errDeliveryNotFound,
 	"memoryId": errMemoryNotFound, "knowledgeId": errKnowledgeNotFound,
 	"messageId": errMessageNotFound, "runId": errRunNotFound, "scheduleId": errScheduleNotFound,
+	"responseId": errResponseNotFound,
 }
 
 // checkParams refuses what the validator lets through but no backend should

@@ -165,7 +165,8 @@ func storesOf(st *store.Store) Stores {
 	return Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules(),
+		Responses: st.Responses()}
 }
 
 // turnStoresOf is st's faces a turn needs, as cmd/agentd passes them.
@@ -391,7 +392,7 @@ func (h *harness) validateEnvelope(req *http.Request, res response) {
 		return
 	}
 	schema := "ErrorEnvelope"
-	if openAIPaths[req.URL.Path] {
+	if openAIPath(req.URL.Path) {
 		schema = "OpenAIErrorResponse"
 	}
 	if err := h.spec.Components.Schemas[schema].Value.VisitJSON(v); err != nil {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -645,6 +646,37 @@ func TestStreamToClientThatStopsReading(t *testing.T) {
 	testutil.Eventually(t, "the slot of a client that stopped reading freed", slotsFree(t, h.cfg.Turn.Semaphore, "agent:"+id))
 	if reply := h.storedReply(t, id, "u"); len(reply.Text) != len(frags)*1000 || reply.Partial {
 		t.Errorf("stored %d characters, partial %v; want the whole reply", len(reply.Text), reply.Partial)
+	}
+}
+
+// TestStreamOverHTTP2OutlivesItsFrameDeadline: over HTTP/2, which resets
+// a stream whose write deadline passes even while nothing is written, a
+// stream that waits longer than a frame's deadline for its reply gets it.
+func TestStreamOverHTTP2OutlivesItsFrameDeadline(t *testing.T) {
+	h := newHarness(t, func(c *harnessConfig) { c.StreamWriteTimeout = 100 * time.Millisecond })
+	h.openai.Respond(llmtest.Reply{Text: "Late but whole.", Delay: 500 * time.Millisecond})
+	id := h.createAgent(map[string]any{"name": "slow"})
+	ts := httptest.NewUnstartedServer(h.srv.Handler())
+	ts.Config.Protocols = new(http.Protocols)
+	ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	ts.Start()
+	defer ts.Close()
+	client := &http.Client{Transport: &http.Transport{Protocols: ts.Config.Protocols}}
+	defer client.CloseIdleConnections()
+	req, err := http.NewRequest("POST", ts.URL+"/v1/agents/"+id+"/messages/stream", strings.NewReader(`{"text":"hi","userId":"u"}`))
+	testutil.OK(t, err)
+	req.Header.Set("Authorization", "Bearer "+h.writeKey)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(req)
+	testutil.OK(t, err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || res.ProtoMajor != 2 {
+		t.Fatalf("%s stream: %v", res.Proto, err)
+	}
+	events := parseSSE(t, body)
+	if last := events[len(events)-1]; last["type"] != "done" {
+		t.Fatalf("last event %v", last)
 	}
 }
 

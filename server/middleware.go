@@ -137,7 +137,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 	switch {
 	case c.Request().Method == http.MethodHead:
 		err = c.NoContent(ae.Status)
-	case openAIPaths[c.Request().URL.Path]:
+	case openAIPath(c.Request().URL.Path):
 		err = c.JSON(ae.Status, ae.openAI())
 	default:
 		err = c.JSON(ae.Status, ae.envelope())

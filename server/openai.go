@@ -98,13 +98,13 @@ var ignoredChatMembers = map[string]bool{
 	"logit_bias": true, "logprobs": true, "top_logprobs": true, "reasoning_effort": true, "verbosity": true,
 }
 
-// ignoredKey is the context key of the ignored members of a Chat
-// Completions body, read by the gate, which has the body's bytes.
+// ignoredKey is the context key of the ignored members of an OpenAI
+// body, read by the gate, which has the body's bytes.
 type ignoredKey struct{}
 
 // ignoredMembers returns the top-level members of a JSON object body that
-// are ignoredChatMembers and not null, in body order, each once.
-func ignoredMembers(raw []byte) []string {
+// ignores tells ignored and are not null, in body order, each once.
+func ignoredMembers(raw []byte, ignores func(member string) bool) []string {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
@@ -117,7 +117,7 @@ func ignoredMembers(raw []byte) []string {
 			return out
 		}
 		name, _ := tok.(string)
-		if ignoredChatMembers[name] && string(value) != "null" && !slices.Contains(out, name) {
+		if ignores(name) && string(value) != "null" && !slices.Contains(out, name) {
 			out = append(out, name)
 		}
 	}

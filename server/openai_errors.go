@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/agentd/agentd/gen"
 )
@@ -9,7 +10,13 @@ import (
 // openAIPaths are the request paths answered in OpenAI's shapes: their
 // errors are the contract's errors (the one mapping of errors.go) rendered
 // as OpenAI's `{ "error": { message, type, code, param } }`.
-var openAIPaths = map[string]bool{"/v1/chat/completions": true, "/v1/models": true}
+var openAIPaths = map[string]bool{"/v1/chat/completions": true, "/v1/models": true, "/v1/responses": true}
+
+// openAIPath reports whether path is answered in OpenAI's shapes: one of
+// openAIPaths or below /v1/responses/.
+func openAIPath(path string) bool {
+	return openAIPaths[path] || strings.HasPrefix(path, "/v1/responses/")
+}
 
 // openAIKind is OpenAI's type and code of an error.
 type openAIKind struct {
@@ -39,9 +46,11 @@ var openAIKinds = map[int]openAIKind{
 
 // openAICodeKinds are the codes whose OpenAI type and code are not their
 // status's: a run waiting for an approval is a 409 as a busy conversation
-// is, but not the same error.
+// is, but not the same error; a response not found (a run's not-found) is
+// not a model not found.
 var openAICodeKinds = map[gen.ErrorCode]openAIKind{
 	gen.APPROVALREQUIRED: {gen.InvalidRequestError, gen.OpenAIErrorCodeApprovalRequired},
+	gen.RUNNOTFOUND:      {gen.InvalidRequestError, gen.OpenAIErrorCodeNotFound},
 }
 
 // openAIErrorBody is gen.OpenAIErrorResponse with a plain pointer for the
@@ -73,10 +82,10 @@ func (e *apiError) openAI() openAIErrorBody {
 	if field, ok := e.Details["field"].(string); ok {
 		b.Error.Param = &field
 	}
-	switch e.Status {
-	case http.StatusNotFound:
+	switch {
+	case kind.Code == gen.OpenAIErrorCodeModelNotFound:
 		b.Error.Message, b.Error.Param = "The model does not exist or is not an agent of this account.", new("model")
-	case http.StatusBadGateway, http.StatusServiceUnavailable:
+	case e.Status == http.StatusBadGateway || e.Status == http.StatusServiceUnavailable:
 		if reason, ok := e.Details["reason"].(string); ok && reason != "" {
 			b.Error.Message = trimPeriod(e.Message) + ": " + reason
 		}

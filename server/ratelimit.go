@@ -35,6 +35,13 @@ var endpointLimits = map[string]int64{
 
 	"createChatCompletion": 60,
 	"listModels":           60,
+	// A response counts with Send Message; its cancel and delete as a
+	// run's cancel.
+	"createResponse":         60,
+	"getResponse":            60,
+	"cancelResponse":         30,
+	"deleteResponse":         30,
+	"listResponseInputItems": 60,
 
 	"listConversations":        60,
 	"getConversation":          60,
@@ -115,7 +122,8 @@ func checkEndpointLimits(spec *openapi3.T, limits map[string]int64) error {
 
 // messageLimited are the operations that send an agent a message: they
 // count against the agent's one message counter, not an endpoint's.
-var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true, "callA2A": true}
+var messageLimited = map[string]bool{"sendMessage": true, "streamMessage": true, "createChatCompletion": true,
+	"createResponse": true, "callA2A": true}
 
 // rateRules are the two limits a request must pass: its endpoint's and its
 // account's; agentID is the agent a message goes to ("" when the request

@@ -164,7 +164,8 @@ func streamEvent(e turn.Event) any {
 // eventWriter serialises the writes of the token callback and the pinger.
 // Each frame gets its own write deadline in place of the server's
 // WriteTimeout, which a stream outlives by design: without one, a client
-// that stops reading would block a write, and this lock, forever. A failed
+// that stops reading would block a write, and this lock, forever; between
+// frames there is none. A failed
 // write calls gone, so the stream ends as if the client had disconnected.
 type eventWriter struct {
 	mu      sync.Mutex
@@ -214,6 +215,15 @@ func (e *eventWriter) send(frame string, flush bool) error {
 	}
 	if err == nil && flush {
 		err = e.rc.Flush()
+	}
+	if err == nil {
+		// No deadline between frames: HTTP/2 resets a stream whose
+		// deadline passes even when nothing is being written, and a
+		// stream may wait long for its next frame (a run's end, a save).
+		err = e.rc.SetWriteDeadline(time.Time{})
+		if errors.Is(err, http.ErrNotSupported) {
+			err = nil
+		}
 	}
 	if err != nil {
 		e.gone()

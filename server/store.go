@@ -36,6 +36,8 @@ type Stores struct {
 	Runs Runs
 	// Schedules are the agents' schedules.
 	Schedules Schedules
+	// Responses are the responses of the OpenAI Responses API.
+	Responses Responses
 	// Streams is the database's copy of streamed replies, which every
 	// replica reads when Config.Streams (Redis) is nil.
 	Streams streamlog.Backend
@@ -51,6 +53,7 @@ func (s Stores) check() error {
 		{"Conversations", s.Conversations}, {"Analytics", s.Analytics}, {"Memories", s.Memories},
 		{"Knowledge", s.Knowledge}, {"Connections", s.Connections}, {"Webhooks", s.Webhooks},
 		{"Tasks", s.Tasks}, {"Streams", s.Streams}, {"Runs", s.Runs}, {"Schedules", s.Schedules},
+		{"Responses", s.Responses},
 	}
 	var missing []error
 	for _, f := range faces {
@@ -171,6 +174,15 @@ type Runs interface {
 	// RunOfMessage is the run whose reply is messageID;
 	// domain.ErrRunNotFound when none is.
 	RunOfMessage(ctx context.Context, accountID, agentID, messageID string) (domain.Run, error)
+}
+
+// Responses keep what the OpenAI Responses API keeps of a response beside
+// its run. Each returns domain.ErrResponseNotFound for a response the
+// account does not have.
+type Responses interface {
+	CreateResponse(ctx context.Context, r domain.Response) error
+	GetResponse(ctx context.Context, accountID, runID string) (domain.Response, error)
+	DeleteResponse(ctx context.Context, accountID, runID string) error
 }
 
 // Schedules are an agent's schedules as their endpoints keep them. Each

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -10,9 +11,9 @@ import (
 	"gorm.io/gorm/clause"
 )
 
-// A budget check compares the database's spend as of the check (no cache:
-// every replica reads the same figure): the hourly rollups, which each
-// stored reply adds its cost to, plus what the runs not finished have
+// A budget check compares the database's spend as of the check, the same
+// figure on every replica: the hourly rollups, which each stored reply
+// adds its cost to (the hours past read once, see pastSpend), plus what the runs not finished have
 // spent in their stored steps (runs.step_cost_micros, zeroed when their
 // reply's cost reaches the rollups in the same transaction). A user's day
 // is read from the user's runs of the day (runs.own_cost_micros).
@@ -45,7 +46,7 @@ func (s Analytics) budgetSpend(db *gorm.DB, q domain.SpendQuery) (domain.BudgetS
 	l := q.Limits
 	if l.AgentDaily > 0 || l.AgentMonthly > 0 {
 		var err error
-		if out.AgentDay, out.AgentMonth, err = windowSpend(db, day, month, "h.agent_id = ?", "agent_id = ?", q.AgentID); err != nil {
+		if out.AgentDay, out.AgentMonth, err = s.windowSpend(db, "agent:"+q.AgentID, day, month, "h.agent_id = ?", "agent_id || '' = ?", q.AgentID); err != nil {
 			return out, err
 		}
 	}
@@ -58,8 +59,8 @@ func (s Analytics) budgetSpend(db *gorm.DB, q domain.SpendQuery) (domain.BudgetS
 	}
 	if l.AccountMonthly > 0 {
 		var err error
-		_, out.AccountMonth, err = windowSpend(db, day, month,
-			"h.agent_id IN (SELECT id FROM agents WHERE account_id = ?)", "account_id = ?", q.AccountID)
+		_, out.AccountMonth, err = s.windowSpend(db, "account:"+q.AccountID, day, month,
+			"h.agent_id IN (SELECT id FROM agents WHERE account_id = ?)", "account_id || '' = ?", q.AccountID)
 		if err != nil {
 			return out, err
 		}
@@ -68,16 +69,69 @@ func (s Analytics) budgetSpend(db *gorm.DB, q domain.SpendQuery) (domain.BudgetS
 }
 
 // windowSpend is the day's and the month's spend of the rollups rollups
-// selects and the unfinished runs runs selects, both with arg. A run not
-// finished counts in both windows, whenever it began: its steps were
-// paid for by now.
-func windowSpend(db *gorm.DB, day, month time.Time, rollups, runs string, arg any) (dayMicros, monthMicros int64, err error) {
+// selects and the unfinished runs runs selects, both with arg (key names
+// them for pastSpend). A run not finished counts in both windows, whenever
+// it began: its steps were paid for by now. The runs are found through
+// idx_runs_status, the few not finished: runs names its column as an
+// expression (col || ”), so no index on it, which would walk every run
+// of the agent or account, is chosen instead.
+func (s Analytics) windowSpend(db *gorm.DB, key string, day, month time.Time, rollups, runs string, arg any) (int64, int64, error) {
+	cutoff := s.now().Truncate(time.Hour).Add(-time.Hour)
+	if cutoff.Before(month) {
+		cutoff = month
+	}
+	past, ok := s.past.get(key, cutoff)
+	if !ok {
+		err := db.Raw(`SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day,
+			COALESCE(SUM(h.cost_micros), 0) AS month FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ? AND h.hour < ?`,
+			day, arg, month, cutoff).Scan(&past).Error
+		if err != nil {
+			return 0, 0, err
+		}
+		s.past.put(key, cutoff, past)
+	}
 	var sums struct{ DayMicros, MonthMicros, Running int64 }
-	err = db.Raw(`SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day_micros,
+	err := db.Raw(`SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day_micros,
 		COALESCE(SUM(h.cost_micros), 0) AS month_micros,
 		(SELECT COALESCE(SUM(step_cost_micros), 0) FROM runs WHERE `+runs+` AND status IN ?) AS running
-		FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ?`, day, arg, activeStatuses, arg, month).Scan(&sums).Error
-	return sums.DayMicros + sums.Running, sums.MonthMicros + sums.Running, err
+		FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ?`, day, arg, activeStatuses, arg, cutoff).Scan(&sums).Error
+	return past.Day + sums.DayMicros + sums.Running, past.Month + sums.MonthMicros + sums.Running, err
+}
+
+// pastSpend keeps, per agent or account, what the rollups of this month
+// hold for the hours before a cutoff, an hour before the current one: a
+// reply adds its cost to the hour it is stored in, so those hours no
+// longer change, and a budget check reads the database only for the last
+// two hours (the month's rows of an agent are up to 744, of an account
+// that times its agents). Every process keeps its own and reads the same
+// figures: the sums of rows that no longer change.
+type pastSpend struct {
+	mu   sync.Mutex
+	sums map[string]pastSums
+}
+
+// pastSums are a key's sums before cutoff.
+type pastSums struct {
+	cutoff     time.Time
+	Day, Month int64
+}
+
+func newPastSpend() *pastSpend { return &pastSpend{sums: map[string]pastSums{}} }
+
+// get is key's sums before cutoff, if kept.
+func (p *pastSpend) get(key string, cutoff time.Time) (pastSums, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sums, ok := p.sums[key]
+	return sums, ok && sums.cutoff.Equal(cutoff)
+}
+
+// put keeps key's sums before cutoff, in place of older ones.
+func (p *pastSpend) put(key string, cutoff time.Time, sums pastSums) {
+	sums.cutoff = cutoff
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sums[key] = sums
 }
 
 // AccountBudget is account id's monthly budget, in millionths of a US
@@ -102,6 +156,10 @@ var alertPercents = []struct {
 // one transaction inserts the row. A finished run calls it once its cost
 // is stored.
 func (s Analytics) AlertSpend(ctx context.Context, q domain.SpendQuery) error {
+	// Most replies pass no line: a read says so without the writer.
+	if due, err := s.alertsDue(ctx, q); err != nil || !due {
+		return wrap("alert spend", err)
+	}
 	return s.writeEvents(ctx, "alert spend", func(tx *gorm.DB, emit emitFunc) error {
 		sp, err := s.budgetSpend(tx, q)
 		if err != nil {
@@ -121,14 +179,47 @@ func (s Analytics) AlertSpend(ctx context.Context, q domain.SpendQuery) error {
 	})
 }
 
-// alertOnce inserts the row of b's alert at percent and, when this
-// transaction inserted it, emits its event.
-func (s Analytics) alertOnce(tx *gorm.DB, emit emitFunc, q domain.SpendQuery, b domain.BudgetState, percent int64, typ domain.EventType) error {
+// alertsDue reports whether a budget of q has passed a line whose alert
+// was not sent yet, as a read sees it now.
+func (s Analytics) alertsDue(ctx context.Context, q domain.SpendQuery) (bool, error) {
+	db := s.read(ctx)
+	sp, err := s.budgetSpend(db, q)
+	if err != nil {
+		return false, err
+	}
+	for _, b := range sp.Budgets(q.Limits, q.UserID) {
+		for _, a := range alertPercents {
+			if b.SpentMicros*100 < b.LimitMicros*a.percent {
+				continue
+			}
+			var sent int64
+			row := alertRow(q, b, a.percent)
+			err := db.Model(&budgetAlertRow{}).Where("account_id = ? AND agent_id = ? AND user_id = ? AND scope = ? AND period = ? "+
+				"AND window_start = ? AND percent = ?", row.AccountID, row.AgentID, row.UserID, row.Scope, row.Period,
+				row.WindowStart, row.Percent).Count(&sent).Error
+			if err != nil || sent == 0 {
+				return err == nil, err
+			}
+		}
+	}
+	return false, nil
+}
+
+// alertRow is the row of b's alert at percent.
+func alertRow(q domain.SpendQuery, b domain.BudgetState, percent int64) budgetAlertRow {
 	row := budgetAlertRow{AccountID: ctext(q.AccountID), UserID: b.UserID, Scope: string(b.Scope), Period: string(b.Period),
-		WindowStart: windowStart(b), Percent: int(percent), CreatedAt: s.now()}
+		WindowStart: windowStart(b), Percent: int(percent)}
 	if b.Scope != domain.ScopeAccount {
 		row.AgentID = ctext(q.AgentID)
 	}
+	return row
+}
+
+// alertOnce inserts the row of b's alert at percent and, when this
+// transaction inserted it, emits its event.
+func (s Analytics) alertOnce(tx *gorm.DB, emit emitFunc, q domain.SpendQuery, b domain.BudgetState, percent int64, typ domain.EventType) error {
+	row := alertRow(q, b, percent)
+	row.CreatedAt = s.now()
 	res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row)
 	if res.Error != nil || res.RowsAffected == 0 {
 		return res.Error

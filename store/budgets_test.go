@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -127,4 +128,41 @@ func mustWebhookAll(t *testing.T, s *Store, accountID string) {
 	_, err := s.Webhooks().CreateWebhook(context.Background(), domain.Webhook{AccountID: accountID,
 		URL: "https://hooks.example.com/", Events: []string{domain.AllEvents}, Enabled: true})
 	mustOK(t, err)
+}
+
+// BenchmarkBudgetSpend reads every budget's spend of an agent with a
+// month of hourly rollups and 2,000 runs today (a few still going), in
+// an account of 20 agents: the reads a budget check makes.
+func BenchmarkBudgetSpend(b *testing.B) {
+	s := newSQLite(b)
+	ctx := context.Background()
+	acct := mustAccount(b, s, "acme")
+	var agent domain.Agent
+	for i := range 20 {
+		agent = mustAgent(b, s, acct.ID, fmt.Sprint("a", i))
+	}
+	now := time.Now().UTC()
+	for h := range 30 * 24 { // a month of rollups, one exchange an hour
+		at := now.Add(-time.Duration(h) * time.Hour)
+		_, _, err := s.Conversations().SaveExchange(ctx, acct.ID, agent.ID, domain.ConversationRef{UserID: "old"},
+			domain.Message{UserID: "old", Text: "q", CreatedAt: at}, domain.Message{Text: "r", CreatedAt: at, CostMicros: 10})
+		mustOK(b, err)
+	}
+	for i := range 2000 {
+		r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: acct.ID, AgentID: agent.ID, UserID: fmt.Sprint("u", i%50),
+			Source: domain.SourceAPI, Text: "q", MessageID: fmt.Sprint("msg_", i), Strategy: domain.StrategyEnqueue})
+		mustOK(b, err)
+		if i%100 != 0 {
+			_, err = s.Runs().FinishRun(ctx, r.ID, domain.RunCompleted, nil, "", "")
+			mustOK(b, err)
+		}
+	}
+	q := domain.SpendQuery{AccountID: acct.ID, AgentID: agent.ID, UserID: "u7",
+		Limits: domain.BudgetLimits{AgentDaily: 1e9, AgentMonthly: 1e9, PerUserDaily: 1e9, AccountMonthly: 1e9}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Analytics().BudgetSpend(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

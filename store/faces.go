@@ -60,6 +60,10 @@ type Runs struct{ *core }
 // times once (schedules.go).
 type Schedules struct{ *core }
 
+// Responses are the responses of the OpenAI Responses API, kept beside
+// their runs (responses.go).
+type Responses struct{ *core }
+
 // Accounts is the store's accounts and API keys.
 func (s *Store) Accounts() Accounts { return Accounts{s.core} }
 
@@ -95,6 +99,9 @@ func (s *Store) Runs() Runs { return Runs{s.core} }
 
 // Schedules is the store's schedules.
 func (s *Store) Schedules() Schedules { return Schedules{s.core} }
+
+// Responses is the store's responses.
+func (s *Store) Responses() Responses { return Responses{s.core} }
 
 // Tasks is the store's A2A tasks.
 func (s *Store) Tasks() Tasks { return Tasks{s.core} }

@@ -107,6 +107,7 @@ type agentRow struct {
 	A2aTasks           []a2aTaskRow      `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Runs               []runRow          `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 	Schedules          []scheduleRow     `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
+	Responses          []responseRow     `gorm:"foreignKey:AgentID;constraint:OnDelete:CASCADE"`
 }
 
 // TableName names the table.

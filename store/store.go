@@ -54,6 +54,7 @@ type core struct {
 	getDoc      *sql.Stmt   // GetAgentDocument's read, prepared on r
 	starts      *pageStarts // where ListAgents' pages start
 	runJobs     RunJobFunc  // schedules a stored run's job (WithRunJobs); nil for none
+	past        *pastSpend  // the rollups' sums of hours that no longer change, for budget checks
 }
 
 // Open opens the database named by dsn and migrates its schema. A dsn that
@@ -63,7 +64,7 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, wrap("open", invalidf("empty database name"))
 	}
-	s := &Store{&core{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool}}
+	s := &Store{&core{now: now, wake: make(chan struct{}, 1), auth: newAuthCache(), starts: newPageStarts(), pool: DefaultPool, past: newPastSpend()}}
 	for _, opt := range opts {
 		opt(s)
 	}
@@ -213,7 +214,7 @@ func isMemory(dsn string) bool {
 // create them; TestMigrationsMatchModels checks they match these models.
 func models() []any {
 	core := []any{&accountRow{}, &keyRow{}, &agentRow{}, &conversationRow{}, &conversationUserRow{}, &messageRow{}}
-	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}}, streamModels(), []any{&runRow{}, &scheduleRow{}, &budgetAlertRow{}})
+	return slices.Concat(core, analyticsModels(), connectionModels(), []any{&replicaRow{}}, webhookModels(), searchModels(), []any{&a2aTaskRow{}, &idempotencyKeyRow{}}, streamModels(), []any{&runRow{}, &scheduleRow{}, &budgetAlertRow{}, &responseRow{}})
 }
 
 // Close closes every connection pool.

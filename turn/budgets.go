@@ -50,6 +50,7 @@ func (s *Service) checkBudget(ctx context.Context, t *Turn) error {
 	if err != nil {
 		return err
 	}
+	t.checked = &spent
 	for _, b := range spent.Budgets(q.Limits, q.UserID) {
 		if b.Reached() {
 			return &domain.BudgetExceededError{Budget: b}
@@ -74,13 +75,31 @@ func (s *Service) refuseRun(ctx context.Context, t *Turn, over *domain.BudgetExc
 }
 
 // alertSpend reports the budgets of t's agent whose spend t's stored
-// reply took past 80% or 100%; a failure is logged, the reply stands.
-func (s *Service) alertSpend(ctx context.Context, t *Turn) {
+// reply, which cost cost, took past 80% or 100%; a failure is logged, the
+// reply stands.
+func (s *Service) alertSpend(ctx context.Context, t *Turn, cost int64) {
 	q, err := s.spendQuery(ctx, t)
-	if err == nil && q.Limits.Any() {
+	if err == nil && q.Limits.Any() && !farFromLimits(t.checked, q, cost) {
 		err = s.cfg.Stores.Budgets.AlertSpend(ctx, q)
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
 		s.cfg.Logger.WarnContext(ctx, "budget alerts not checked", "agent", t.agent.ID, "error", err)
 	}
+}
+
+// farFromLimits reports whether every budget of q stays under half its
+// limit with cost added to what was spent when the run was checked
+// (checked; nil for a run checked by another process): its alerts cannot
+// be due, and are not read for. Half leaves room for what runs going at
+// the same time spent since, which the next run's reply reads.
+func farFromLimits(checked *domain.BudgetSpend, q domain.SpendQuery, cost int64) bool {
+	if checked == nil {
+		return false
+	}
+	for _, b := range checked.Budgets(q.Limits, q.UserID) {
+		if (b.SpentMicros+cost)*2 >= b.LimitMicros {
+			return false
+		}
+	}
+	return true
 }

@@ -118,7 +118,7 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 	}
 	stored, _, err := s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
 	if err == nil && meta.CostMicros > 0 {
-		s.alertSpend(ctx, t)
+		s.alertSpend(ctx, t, meta.CostMicros)
 	}
 	return stored, err
 }

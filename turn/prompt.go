@@ -27,7 +27,10 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 	req := llm.Request{
 		Provider: t.agent.ModelProvider, Model: t.agent.Model, APIKey: t.apiKey,
 		System: llm.BuildSystemPrompt(ch, cx, promptRecall(summary, t.memories, t.chunks)), Text: speaker(t.in) + t.in.Text,
-		Options: ch.Options(), MaxReplyChars: ch.MaxReplyChars(),
+		Options: callerOptions(ch.Options(), t.in), MaxReplyChars: ch.MaxReplyChars(),
+	}
+	if t.in.Instructions != "" {
+		req.System += "\n\n" + t.in.Instructions
 	}
 	if window := ch.HistoryWindow(); window > 0 {
 		history, err := s.history(ctx, t, window)
@@ -37,6 +40,18 @@ func (s *Service) providerRequest(ctx context.Context, t *Turn) (llm.Request, er
 		req.History = llm.FitHistory(history, ch.ContextTokens())
 	}
 	return req, nil
+}
+
+// callerOptions are the character's sampling options with what the
+// caller overrides for this turn.
+func callerOptions(o llm.Options, in Input) llm.Options {
+	if in.MaxTokens != nil {
+		o.MaxTokens = in.MaxTokens
+	}
+	if in.Temperature != nil {
+		o.Temperature = in.Temperature
+	}
+	return o
 }
 
 // history is the last window messages of the turn's conversation: the

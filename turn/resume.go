@@ -16,7 +16,8 @@ const lostRunsPerLook = 16
 // again.
 func runInput(in Input) domain.RunInput {
 	out := domain.RunInput{Conv: in.Conv, UserName: in.UserName, Platform: in.Platform, Channel: in.Channel,
-		ChatID: in.ChatID, Post: in.Shape.Post, MaxChars: in.Shape.MaxChars}
+		ChatID: in.ChatID, Post: in.Shape.Post, MaxChars: in.Shape.MaxChars,
+		Instructions: in.Instructions, MaxTokens: in.MaxTokens, Temperature: in.Temperature}
 	for _, m := range in.Given {
 		out.Given = append(out.Given, domain.GivenMessage{Role: string(m.Role), Text: m.Content})
 	}
@@ -29,7 +30,8 @@ func runInput(in Input) domain.RunInput {
 func inputOf(r domain.Run) Input {
 	in := Input{AccountID: r.AccountID, AgentID: r.AgentID, Text: r.Text, UserID: r.UserID, UserName: r.Input.UserName,
 		Conv: r.Input.Conv, Platform: r.Input.Platform, Channel: r.Input.Channel, ChatID: r.Input.ChatID, Slot: SlotWait, Source: r.Source,
-		Strategy: r.Strategy, Shape: Shaping{Post: r.Input.Post, MaxChars: r.Input.MaxChars}}
+		Strategy: r.Strategy, Shape: Shaping{Post: r.Input.Post, MaxChars: r.Input.MaxChars},
+		Instructions: r.Input.Instructions, MaxTokens: r.Input.MaxTokens, Temperature: r.Input.Temperature}
 	for _, m := range r.Input.Given {
 		in.Given = append(in.Given, llm.Message{Role: llm.Role(m.Role), Content: m.Text})
 	}

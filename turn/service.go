@@ -227,6 +227,13 @@ type Input struct {
 	// to the character's window and context budget as stored history is,
 	// and the stored history is not read.
 	Given []llm.Message
+	// Instructions, when not "", are the caller's own, added after the
+	// character's system prompt (the OpenAI Responses API's).
+	Instructions string
+	// MaxTokens and Temperature, when not nil, override the character's
+	// modelSettings for this turn.
+	MaxTokens   *int
+	Temperature *float64
 }
 
 // Shaping is what a platform asks of a reply's form.
@@ -293,8 +300,11 @@ type Turn struct {
 	// What the prompt recalled, for the context preview.
 	memories []domain.Memory
 	chunks   []domain.KnowledgeChunk
-	// limits are the budgets that hold the run, read once (nil before).
-	limits *domain.BudgetLimits
+	// limits are the budgets that hold the run, read once (nil before);
+	// checked is what was spent when they were checked (nil when they
+	// were not, in this process).
+	limits  *domain.BudgetLimits
+	checked *domain.BudgetSpend
 }
 
 // Release frees the turn's concurrency slot and ends its run as

@@ -445,6 +445,53 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+// createResponse talks to the agent in OpenAI's Responses shapes; errors
+// are OpenAI's, not the envelope.
+async function createResponse(): Promise<string | undefined> {
+  const { data, error } = await sdk.createResponse({
+    body: {
+      model: agentId,
+      instructions: "Answer briefly.",
+      input: [{ role: "user", content: [{ type: "input_text", text: "What do you think about the current market?" }] }],
+      background: true,
+    },
+  });
+  if (error) {
+    const code: T.OpenAiErrorCode = error.error.code;
+    return `${error.error.type} ${code}`;
+  }
+  return typeof data === "string" ? data : describeResponse(data);
+}
+
+// describeResponse is a response's status, text and usage.
+function describeResponse(r: T.Response): string {
+  const status: T.ResponseStatus = r.status;
+  const text = r.output.map((m) => m.content.map((c) => c.text).join("")).join("");
+  return `${r.id} ${status} ${text} (${r.usage?.total_tokens ?? 0} tokens)`;
+}
+
+const responseId = "resp_01jd3vb2k8r4m6n8p0q2s4t6vw";
+
+async function getResponse(): Promise<string | undefined> {
+  const { data } = await sdk.getResponse({ path: { responseId } });
+  return typeof data === "string" ? data : data && describeResponse(data);
+}
+
+async function cancelResponse(): Promise<string | undefined> {
+  const { data } = await sdk.cancelResponse({ path: { responseId } });
+  return data && describeResponse(data);
+}
+
+async function deleteResponse(): Promise<boolean> {
+  const { data } = await sdk.deleteResponse({ path: { responseId } });
+  return data?.deleted ?? false;
+}
+
+async function listResponseInputItems(): Promise<string[]> {
+  const { data } = await sdk.listResponseInputItems({ path: { responseId }, query: { order: "asc" } });
+  return (data?.data ?? []).map((i: T.ResponseInputMessage) => `${i.id} ${i.role}`);
+}
+
 async function getAgentSpend(): Promise<string[]> {
   const { data } = await sdk.getAgentSpend({ path: { agentId } });
   const s: T.AgentSpend | undefined = data?.data;
@@ -520,6 +567,11 @@ const calls: { [F in keyof typeof sdk]: () => Promise<unknown> } = {
   retryWebhookDelivery,
   createChatCompletion,
   listModels,
+  createResponse,
+  getResponse,
+  cancelResponse,
+  deleteResponse,
+  listResponseInputItems,
   listModelPrices,
   getStatus,
   getAccount,

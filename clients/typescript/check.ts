@@ -458,6 +458,70 @@ async function createChatCompletion(): Promise<string | undefined> {
   return `${data.choices[0]?.message.content} (${data.usage.total_tokens} tokens)`;
 }
 
+// createResponse talks to the agent in OpenAI's Responses shapes: the
+// response, or its events when `stream` is true; errors are OpenAI's.
+async function createResponse(): Promise<string | undefined> {
+  const role = "user";
+  const { data, error, response } = await client.POST("/responses", {
+    body: {
+      model: agentId,
+      instructions: "Answer briefly.",
+      input: [{ role, content: [{ type: "input_text", text: "What do you think about the current market?" }] }],
+      metadata: { ticket: "42" },
+    },
+  });
+  if (error) {
+    const code: Schemas["OpenAIErrorCode"] = error.error.code;
+    return `${error.error.type} ${code} ${response.headers.get("agentd-ignored") ?? ""}`;
+  }
+  if (typeof data === "string") {
+    return data
+      .split("\n\n")
+      .map((frame) => frame.split("\n").find((line) => line.startsWith("data: ")))
+      .filter((line): line is string => line !== undefined)
+      .map((line) => JSON.parse(line.slice("data: ".length)) as Schemas["ResponseStreamEvent"])
+      .map((event) => `${event.sequence_number} ${event.type} ${event.delta ?? ""}`)
+      .join("\n");
+  }
+  return describeResponse(data);
+}
+
+// describeResponse is a response's status, text and usage.
+function describeResponse(r: Schemas["Response"]): string {
+  const status: Schemas["ResponseStatus"] = r.status;
+  const text = r.output.map((m) => m.content.map((c) => c.text).join("")).join("");
+  return `${r.id} ${status} ${text} (${r.usage?.total_tokens ?? 0} tokens) ${r.error?.code ?? ""}`;
+}
+
+async function getResponse(): Promise<string | undefined> {
+  const { data } = await client.GET("/responses/{responseId}", {
+    params: { path: { responseId: "resp_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { stream: true, starting_after: 4 } },
+  });
+  return typeof data === "string" ? data : data && describeResponse(data);
+}
+
+async function cancelResponse(): Promise<string | undefined> {
+  const { data } = await client.POST("/responses/{responseId}/cancel", {
+    params: { path: { responseId: "resp_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+  });
+  return data && describeResponse(data);
+}
+
+async function deleteResponse(): Promise<boolean> {
+  const { data } = await client.DELETE("/responses/{responseId}", {
+    params: { path: { responseId: "resp_01jd3vb2k8r4m6n8p0q2s4t6vw" } },
+  });
+  return data?.deleted ?? false;
+}
+
+async function listResponseInputItems(): Promise<string[]> {
+  const order: Schemas["SortOrder"] = "asc";
+  const { data } = await client.GET("/responses/{responseId}/input_items", {
+    params: { path: { responseId: "resp_01jd3vb2k8r4m6n8p0q2s4t6vw" }, query: { limit: 20, order } },
+  });
+  return (data?.data ?? []).map((i) => `${i.id} ${i.role}: ${i.content.map((c) => c.text).join("")}`);
+}
+
 async function getAgentSpend(): Promise<string[]> {
   const { data } = await client.GET("/agents/{agentId}/spend", agentPath);
   const s = data?.data;
@@ -557,6 +621,10 @@ const calls: { [P in keyof paths]: { [M in Methods<paths[P]>]: () => Promise<unk
   "/mcp": { post: callMcp },
   "/chat/completions": { post: createChatCompletion },
   "/models": { get: listModels },
+  "/responses": { post: createResponse },
+  "/responses/{responseId}": { get: getResponse, delete: deleteResponse },
+  "/responses/{responseId}/cancel": { post: cancelResponse },
+  "/responses/{responseId}/input_items": { get: listResponseInputItems },
   "/models/prices": { get: listModelPrices },
   "/status": { get: getStatus },
   "/account": { get: getAccount },

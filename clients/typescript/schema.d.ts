@@ -1324,6 +1324,178 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create Response (OpenAI-compatible)
+         * @description Talks to an agent in OpenAI's Responses API shapes, not the
+         *     envelope, so the default mode of OpenAI's SDKs, its Agents SDK and
+         *     the AI SDK's OpenAI provider can use it: give them `{base_url}` as
+         *     their base URL and an API key as their key. `model` is the id of an
+         *     agent of the caller's account. A response is a run (`source`
+         *     `openai`): the same turn, history, analytics, webhooks, limits
+         *     (the agent's Send Message counter and its concurrency cap of 10),
+         *     budgets, approvals and multitask strategy as Send Message. Write
+         *     scope.
+         *
+         *     `input` is a string (the new `user` message) or a list of message
+         *     items `{ role, content }` whose content is a string or
+         *     `input_text` parts (`output_text` parts in `assistant` items); the
+         *     last `user` item is the new message. `system` and `developer`
+         *     items, like `instructions`, are added after the agent's system
+         *     prompt. Other item or content types are 400 naming the item.
+         *
+         *     The context: `previous_response_id` continues that response's
+         *     conversation (its stored conversation, else its own input and
+         *     output); else `user` (or `safety_identifier`) selects the agent's
+         *     stored conversation with that user, as on Chat Completions; else
+         *     the `input` items are the whole context and the exchange is stored
+         *     in no conversation. `max_output_tokens` and `temperature` override
+         *     the agent's `modelSettings` for this response. `metadata` (at most
+         *     16 string pairs) is kept and echoed. With `store: false` the
+         *     response is not kept: it cannot be read, continued or listed
+         *     afterwards (the exchange is still in history when `user` is given).
+         *
+         *     The agent's own tools apply: `tools`, `tool_choice` and every other
+         *     member OpenAI's request has that agentd does not honour are
+         *     accepted and ignored, and the `agentd-ignored` header names them,
+         *     comma-separated, in request order.
+         *
+         *     The answer waits for the run, its queue included, up to twice
+         *     AGENTD_PROVIDER_TIMEOUT; past that it is 504 `server_error` /
+         *     `run_pending` naming the run, which goes on. A run that waits for a
+         *     person's decision on its tool calls is 409 `approval_required`
+         *     naming it. A spent budget refuses the response, in the background
+         *     too, with 402 `insufficient_quota` / `budget_exceeded`, and makes no
+         *     run. With `background: true` it answers at once with status
+         *     `queued` (waiting for a slot instead of being refused); read it
+         *     with `GET /responses/{responseId}`.
+         *
+         *     With `stream: true` the answer is server-sent events, each an
+         *     `event: <type>` line and a `data: <json>` line with a growing
+         *     `sequence_number`: `response.created` (with `background`, then
+         *     `response.queued`), `response.in_progress`,
+         *     `response.output_item.added`, `response.content_part.added`,
+         *     `response.output_text.delta` per fragment,
+         *     `response.output_text.done`, `response.content_part.done`,
+         *     `response.output_item.done`, then `response.completed` (or
+         *     `response.incomplete`, or `response.failed` with the run's error
+         *     code in lower snake case; `approval_required` naming the run when
+         *     it waits for a decision, the run going on). A `: ping` comment is
+         *     sent every 15 seconds while waiting. Events are kept 10 minutes
+         *     after the end: `GET /responses/{responseId}?stream=true` replays
+         *     them. `usage.total_tokens` is the turn's `tokensUsed`.
+         */
+        post: operations["createResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/responses/{responseId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get Response (OpenAI-compatible)
+         * @description The response as it is now (a background one is `queued`, then
+         *     `in_progress`, also while it waits for a decision on its tool
+         *     calls, then `completed`, `failed`, `cancelled` or `incomplete`).
+         *     With `stream=true` its events as server-sent events, as Create
+         *     Response streams them, from after `starting_after` (from the first
+         *     without it), live while it runs; once its events are no longer kept
+         *     (10 minutes after its end) they are rebuilt from the stored run.
+         *     Another account's response, or one made with `store: false`, is 404
+         *     `not_found`. Read scope.
+         */
+        get: operations["getResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete Response (OpenAI-compatible)
+         * @description Deletes the response, so it can no longer be read, continued or
+         *     listed; its run and the conversation's history stay. Write scope.
+         */
+        delete: operations["deleteResponse"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/responses/{responseId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel Response (OpenAI-compatible)
+         * @description Cancels the response's run, as Cancel Run does, and answers the
+         *     response: `cancelled`, or still `in_progress` while a running one
+         *     stops (within 5 seconds). A response that ended answers as it is.
+         *     Write scope.
+         */
+        post: operations["cancelResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/responses/{responseId}/input_items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List Response Input Items (OpenAI-compatible)
+         * @description The response's input items, newest first as OpenAI lists them
+         *     (`order=asc` for oldest first), `limit` at a time after the item
+         *     `after`. A string `input` is one `user` item. Read scope.
+         */
+        get: operations["listResponseInputItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/status": {
         parameters: {
             query?: never;
@@ -3679,7 +3851,183 @@ export interface components {
         /** @enum {string} */
         OpenAIErrorType: "invalid_request_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "server_error" | "insufficient_quota";
         /** @enum {string} */
-        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending" | "budget_exceeded";
+        OpenAIErrorCode: "invalid_request" | "invalid_api_key" | "insufficient_permissions" | "model_not_found" | "method_not_allowed" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "model_error" | "agent_unavailable" | "conversation_busy" | "approval_required" | "run_pending" | "not_found" | "budget_exceeded";
+        /** @description OpenAI's Responses request. Members not listed here (`tools`, `tool_choice`, `reasoning`, `text`, `top_p`, ...) are accepted and ignored, and named in the agentd-ignored header. */
+        ResponseRequest: {
+            /** @description The id of an agent of the caller's account. */
+            model: string;
+            input: components["schemas"]["ResponseInput"];
+            /** @description Added after the agent's system prompt. */
+            instructions?: string | null;
+            user?: components["schemas"]["ChatCompletionUser"];
+            safety_identifier?: components["schemas"]["ChatCompletionUser"];
+            /** @description Continue that response's conversation; it wins over `user`. */
+            previous_response_id?: string | null;
+            /** @description Overrides the agent's `modelSettings.maxTokens` for this response. */
+            max_output_tokens?: number | null;
+            /**
+             * Format: double
+             * @description Overrides the agent's `modelSettings.temperature` for this response.
+             */
+            temperature?: number | null;
+            metadata?: components["schemas"]["ResponseMetadata"];
+            /**
+             * @description false: the response is not kept.
+             * @default true
+             */
+            store?: boolean | null;
+            /**
+             * @description Answer as server-sent events.
+             * @default false
+             */
+            stream?: boolean | null;
+            /**
+             * @description Answer at once with status `queued`; the run goes on.
+             * @default false
+             */
+            background?: boolean | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The new message as a string, or message items whose last `user` item is the new message. */
+        ResponseInput: string | components["schemas"]["ResponseInputItem"][];
+        /** @description A message item `{ role, content }` (`type` absent or `message`); `role` is `user`, `assistant`, `system` or `developer`. An `item_reference` item names an earlier reply of the agent by its `id` (the AI SDK sends them for earlier replies). Other items are 400 naming them. */
+        ResponseInputItem: {
+            type?: string;
+            /** @description The reply an `item_reference` names. */
+            id?: string;
+            role?: string;
+            content?: components["schemas"]["ResponseInputContent"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A string, or `input_text` parts (`output_text` parts in an `assistant` item) whose texts are joined by newlines. */
+        ResponseInputContent: string | components["schemas"]["ResponseInputPart"][];
+        ResponseInputPart: {
+            type: string;
+            text?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description At most 16 string pairs, kept and echoed. */
+        ResponseMetadata: {
+            [key: string]: string;
+        } | null;
+        /** @enum {string} */
+        ResponseObject: "response";
+        /**
+         * @description `queued` until the run starts, `in_progress` while it runs or waits for a decision, then how it ended.
+         * @enum {string}
+         */
+        ResponseStatus: "queued" | "in_progress" | "completed" | "failed" | "cancelled" | "incomplete";
+        /** @enum {string} */
+        ResponseItemType: "message";
+        /** @enum {string} */
+        ResponseItemStatus: "in_progress" | "completed" | "incomplete";
+        /** @enum {string} */
+        ResponseContentType: "input_text" | "output_text";
+        /** @enum {string} */
+        ResponseInputRole: "user" | "assistant" | "system" | "developer";
+        /** @enum {string} */
+        ResponseIncompleteReason: "max_output_tokens";
+        /** @description OpenAI's `response` object of a run. */
+        Response: {
+            /** @description `resp_` and the run's id without `run_`. */
+            id: string;
+            object: components["schemas"]["ResponseObject"];
+            /**
+             * Format: int64
+             * @description Unix seconds.
+             */
+            created_at: number;
+            status: components["schemas"]["ResponseStatus"];
+            /** @description The agent id. */
+            model: string;
+            /** @description The reply, once there is one. */
+            output: components["schemas"]["ResponseOutputMessage"][];
+            usage: components["schemas"]["ResponseUsage"];
+            previous_response_id: string | null;
+            instructions: string | null;
+            metadata: {
+                [key: string]: string;
+            };
+            error: components["schemas"]["ResponseError"];
+            incomplete_details: components["schemas"]["ResponseIncompleteDetails"];
+            background: boolean;
+            user: string | null;
+        };
+        ResponseOutputMessage: {
+            type: components["schemas"]["ResponseItemType"];
+            /** @description The reply's message id. */
+            id: string;
+            role: components["schemas"]["ChatCompletionAssistantRole"];
+            status: components["schemas"]["ResponseItemStatus"];
+            content: components["schemas"]["ResponseOutputText"][];
+        };
+        ResponseOutputText: {
+            type: components["schemas"]["ResponseContentType"];
+            text: string;
+            /** @description Always empty. */
+            annotations: Record<string, never>[];
+        };
+        /** @description Null until the run ended; `total_tokens` is the turn's `tokensUsed`, `input_tokens` and `output_tokens` the provider's figures summed over the turn's calls. */
+        ResponseUsage: {
+            input_tokens: number;
+            output_tokens: number;
+            total_tokens: number;
+        } | null;
+        /** @description Why a failed response failed. */
+        ResponseError: {
+            /** @description The run's error code in lower snake case (`model_error`, `budget_exceeded`, ...). */
+            code: string;
+            message: string;
+        } | null;
+        ResponseIncompleteDetails: {
+            reason: components["schemas"]["ResponseIncompleteReason"];
+        } | null;
+        ResponseDeleted: {
+            id: string;
+            object: components["schemas"]["ResponseObject"];
+            deleted: boolean;
+        };
+        ResponseInputMessage: {
+            type: components["schemas"]["ResponseItemType"];
+            id: string;
+            role: components["schemas"]["ResponseInputRole"];
+            status: components["schemas"]["ResponseItemStatus"];
+            content: components["schemas"]["ResponseInputText"][];
+        };
+        ResponseInputText: {
+            type: components["schemas"]["ResponseContentType"];
+            text: string;
+        };
+        ResponseItemList: {
+            object: components["schemas"]["OpenAIListObject"];
+            data: components["schemas"]["ResponseInputMessage"][];
+            first_id: string | null;
+            last_id: string | null;
+            has_more: boolean;
+        };
+        /** @description Server-sent events: an `event: <type>` line and a `data: <ResponseStreamEvent JSON>` line, then a blank line, per event. */
+        ResponseStream: string;
+        /** @enum {string} */
+        ResponseStreamEventType: "response.created" | "response.queued" | "response.in_progress" | "response.output_item.added" | "response.content_part.added" | "response.output_text.delta" | "response.output_text.done" | "response.content_part.done" | "response.output_item.done" | "response.completed" | "response.incomplete" | "response.failed";
+        /** @description One event of a Responses stream: the `response` events carry the response; the item, part and text events carry `output_index`, `item_id` and `content_index`, with `item`, `part`, `delta` or `text`, as OpenAI's do. */
+        ResponseStreamEvent: {
+            type: components["schemas"]["ResponseStreamEventType"];
+            /** @description Grows by one per event, from 0. */
+            sequence_number: number;
+            response?: components["schemas"]["Response"];
+            output_index?: number;
+            item_id?: string;
+            content_index?: number;
+            item?: components["schemas"]["ResponseOutputMessage"];
+            part?: components["schemas"]["ResponseOutputText"];
+            delta?: string;
+            text?: string;
+            /** @description Always empty. */
+            logprobs?: Record<string, never>[];
+        };
     };
     responses: {
         /**
@@ -4362,6 +4710,31 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /** @description `invalid_request_error` / `not_found`: no response of the caller's account has this id (or it was made with `store: false`, or deleted). */
+        OpenAIResponseNotFound: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": {
+                 *         "message": "No response with id resp_01jd3vb2k8r4m6n8p0q2s4t6vw was found.",
+                 *         "type": "invalid_request_error",
+                 *         "code": "not_found",
+                 *         "param": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["OpenAIErrorResponse"];
+            };
+        };
         /** @description `invalid_request_error` / `invalid_request`: a field is missing or invalid, or no message is a `user` message with text; `param` names it as a dotted path (`messages[0].role`). */
         OpenAIBadRequest: {
             headers: {
@@ -4750,6 +5123,11 @@ export interface components {
          * @example whd_01jd3vd1a2b3c4d5e6f7g8h9jk
          */
         DeliveryId: string;
+        /**
+         * @description A response's identifier: `resp_` and its run's id without `run_`.
+         * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+         */
+        ResponseId: string;
     };
     requestBodies: never;
     headers: {
@@ -8113,6 +8491,251 @@ export interface operations {
             502: components["responses"]["OpenAIModelError"];
             503: components["responses"]["OpenAIAgentUnavailable"];
             504: components["responses"]["OpenAIRunPending"];
+        };
+    };
+    createResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseRequest"];
+            };
+        };
+        responses: {
+            /** @description The response (JSON), or its events as server-sent events when `stream` is true. */
+            200: {
+                headers: {
+                    "agentd-ignored": components["headers"]["AgentdIgnored"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    /**
+                     * @example event: response.created
+                     *     data: {"type":"response.created","sequence_number":0,"response":{"id":"resp_01jd3v","object":"response","status":"in_progress"}}
+                     *
+                     *     event: response.output_text.delta
+                     *     data: {"type":"response.output_text.delta","sequence_number":4,"item_id":"msg_01jd3v","output_index":0,"content_index":0,"delta":"Calm."}
+                     *
+                     *     event: response.completed
+                     *     data: {"type":"response.completed","sequence_number":8,"response":{"id":"resp_01jd3v","object":"response","status":"completed"}}
+                     */
+                    "text/event-stream": components["schemas"]["ResponseStream"];
+                };
+            };
+            400: components["responses"]["OpenAIBadRequest"];
+            401: components["responses"]["OpenAIUnauthorized"];
+            402: components["responses"]["OpenAIBudgetExceeded"];
+            403: components["responses"]["OpenAIForbidden"];
+            404: components["responses"]["OpenAIModelNotFound"];
+            409: components["responses"]["OpenAIConversationBusy"];
+            413: components["responses"]["OpenAIPayloadTooLarge"];
+            415: components["responses"]["OpenAIUnsupportedMediaType"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
+            502: components["responses"]["OpenAIModelError"];
+            503: components["responses"]["OpenAIAgentUnavailable"];
+            504: components["responses"]["OpenAIRunPending"];
+        };
+    };
+    getResponse: {
+        parameters: {
+            query?: {
+                /** @description Answer the response's events as server-sent events. */
+                stream?: boolean;
+                /** @description The `sequence_number` of the last event the client received; the stream resumes after it. */
+                starting_after?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response, or its events when `stream` is true. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                    "text/event-stream": components["schemas"]["ResponseStream"];
+                };
+            };
+            400: components["responses"]["OpenAIBadRequest"];
+            401: components["responses"]["OpenAIUnauthorized"];
+            404: components["responses"]["OpenAIResponseNotFound"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
+        };
+    };
+    deleteResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response is deleted. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "resp_01jd3vb2k8r4m6n8p0q2s4t6vw",
+                     *       "object": "response",
+                     *       "deleted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResponseDeleted"];
+                };
+            };
+            401: components["responses"]["OpenAIUnauthorized"];
+            403: components["responses"]["OpenAIForbidden"];
+            404: components["responses"]["OpenAIResponseNotFound"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
+        };
+    };
+    cancelResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The response. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Response"];
+                };
+            };
+            401: components["responses"]["OpenAIUnauthorized"];
+            403: components["responses"]["OpenAIForbidden"];
+            404: components["responses"]["OpenAIResponseNotFound"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
+        };
+    };
+    listResponseInputItems: {
+        parameters: {
+            query?: {
+                /** @description The id of the item the page starts after. */
+                after?: string;
+                /** @description How many items at most. */
+                limit?: number;
+                /** @description `desc` (newest first, the default) or `asc`. */
+                order?: components["schemas"]["SortOrder"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description A response's identifier: `resp_` and its run's id without `run_`.
+                 * @example resp_01jd3vb2k8r4m6n8p0q2s4t6vw
+                 */
+                responseId: components["parameters"]["ResponseId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the input items. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "object": "list",
+                     *       "data": [
+                     *         {
+                     *           "type": "message",
+                     *           "id": "msg_01jd3vb2k8r4m6n8p0q2s4t6vw_0",
+                     *           "role": "user",
+                     *           "status": "completed",
+                     *           "content": [
+                     *             {
+                     *               "type": "input_text",
+                     *               "text": "Tell me a joke."
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "first_id": "msg_01jd3vb2k8r4m6n8p0q2s4t6vw_0",
+                     *       "last_id": "msg_01jd3vb2k8r4m6n8p0q2s4t6vw_0",
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ResponseItemList"];
+                };
+            };
+            400: components["responses"]["OpenAIBadRequest"];
+            401: components["responses"]["OpenAIUnauthorized"];
+            404: components["responses"]["OpenAIResponseNotFound"];
+            429: components["responses"]["OpenAITooManyRequests"];
+            500: components["responses"]["OpenAIInternalError"];
         };
     };
     getStatus: {

@@ -114,12 +114,13 @@ func (c *contract) checkSchema(t testing.TB, schema string, doc []byte) {
 
 // sseEvents returns the data of each event of an SSE body, checking the
 // framing: `data: <json>` lines each followed by a blank line, and
-// comments.
+// comments; an `event: <name>` line before the data (the Responses API's)
+// names the event's `type`.
 func sseEvents(t testing.TB, body []byte) [][]byte {
 	t.Helper()
 	var events [][]byte
 	sc := bufio.NewScanner(bytes.NewReader(body))
-	expectBlank, ids := false, 0
+	expectBlank, ids, name := false, 0, ""
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
@@ -133,9 +134,16 @@ func sseEvents(t testing.TB, body []byte) [][]byte {
 			if ids++; line != fmt.Sprintf("id: %d", ids) || ids != len(events)+1 {
 				t.Errorf("event id line %q, want id: %d before event %d", line, ids, len(events)+1)
 			}
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
-			events = append(events, []byte(strings.TrimPrefix(line, "data: ")))
-			expectBlank = true
+			data := []byte(strings.TrimPrefix(line, "data: "))
+			var typed struct{ Type string }
+			if name != "" && (json.Unmarshal(data, &typed) != nil || typed.Type != name) {
+				t.Errorf("event %q carries %s", name, data)
+			}
+			events = append(events, data)
+			expectBlank, name = true, ""
 		case strings.HasPrefix(line, ":"), line == "":
 		default:
 			t.Errorf("unexpected stream line %q", line)

@@ -263,3 +263,30 @@ func TestPprofOnlyOnItsOwnListener(t *testing.T) {
 		t.Errorf("heap profile on the API listener: %d, want 404", code)
 	}
 }
+
+// TestServeSpeaksHTTP2WithoutTLS: a client speaking HTTP/2 with prior
+// knowledge (no TLS, as behind a proxy that ends it) sends and streams
+// messages, one connection for all of them.
+func TestServeSpeaksHTTP2WithoutTLS(t *testing.T) {
+	openai := llmtest.NewOpenAI(t)
+	in := boot(t, map[string]string{"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": openai.URL},
+		"--addr", "127.0.0.1:0", "--db", storetest.SQLiteDSN(t))
+	key := keyFrom(t, in.stdout.String())
+	protocols := new(http.Protocols)
+	protocols.SetUnencryptedHTTP2(true)
+	transport := &http.Transport{Protocols: protocols}
+	defer transport.CloseIdleConnections()
+	c := &client{t: t, base: in.base, http: &http.Client{Transport: transport, Timeout: 20 * time.Second}, contract: loadContract(t)}
+	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Over h2"})
+	expect(t, "create", r, 201, "")
+	talkToAgent(t, c, r.data(t)["id"].(string), key)
+
+	res, err := c.http.Get(in.base + "/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.ProtoMajor != 2 {
+		t.Fatalf("served over %s, want HTTP/2", res.Proto)
+	}
+}

@@ -228,7 +228,8 @@ func serverStores(st *store.Store) server.Stores {
 	return server.Stores{Accounts: st.Accounts(), Idempotency: st.Idempotency(), Agents: st.Agents(),
 		Conversations: st.Conversations(), Analytics: st.Analytics(), Memories: st.Memories(),
 		Knowledge: st.Knowledge(), Connections: st.Connections(), Webhooks: st.Webhooks(),
-		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules()}
+		Tasks: st.Tasks(), Streams: st.Streams(), Runs: st.Runs(), Schedules: st.Schedules(),
+		Responses: st.Responses()}
 }
 
 func turnStores(st *store.Store) turn.Stores {
@@ -489,9 +490,16 @@ func publicURL(configured string, addr net.Addr) string {
 }
 
 // newHTTPServer returns an http.Server with agentd's limits whose requests
-// derive from base.
+// derive from base. It speaks HTTP/1.1 and HTTP/2 without TLS (prior
+// knowledge; TLS ends in front of agentd): a client holding thousands of
+// streams open needs a connection, and a file in both processes, per 250
+// of them over HTTP/2, not one each.
 func newHTTPServer(h http.Handler, base context.Context, writeTimeout time.Duration, logger *slog.Logger) *http.Server {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
 	return &http.Server{
+		Protocols:         protocols,
 		Handler:           h,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
