@@ -156,7 +156,7 @@ function Chart(props: { title: string; x: number[]; y: number[]; color: string; 
       grid: { stroke: token("--color-line") },
       ticks: { stroke: token("--color-line") },
     };
-    const yAxis = format ? { ...axis, size: 70, values: (_: uPlot, splits: number[]) => splits.map(format) } : axis;
+    const yAxis = format ? { ...axis, size: 84, values: (_: uPlot, splits: number[]) => splits.map(format) } : axis;
     const plot = new uPlot(
       {
         title,
