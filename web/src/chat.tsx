@@ -131,9 +131,8 @@ function pretty(result: string): string {
 // reply its model, cost and tokens, time and id.
 function ReplyMeta({ turn: t, at }: { turn: Turn; at?: string }) {
   const m = t.metadata;
-  const parts = [at && when(at), m?.model, m && usage(m), m && `${Math.round(m.responseTime)} ms`, t.messageId].filter(
-    Boolean,
-  );
+  const reply = m ? [m.model, usage(m), `${Math.round(m.responseTime)} ms`] : [];
+  const parts = [at && when(at), ...reply, t.messageId].filter(Boolean);
   if (!parts.length) return null;
   return <p class="meta">{parts.join(" · ")}</p>;
 }
@@ -244,7 +243,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
     abort.current = reading;
     const current: Reply = { streamed: stream, stop: false };
     reply.current = current;
-    // heard is whether anything of the reply arrived.
+    // heard is whether the send was answered: an event, the reply or its run.
     let heard = false;
     try {
       if (stream) {
@@ -294,6 +293,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         );
       } else {
         const sent = await sendMessage(agent.id, body, reading.signal);
+        heard = true;
         // 202: the reply took longer than the server waits, or its run
         // waits for a decision (shown until it goes on); the run goes on.
         const r =
