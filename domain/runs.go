@@ -158,6 +158,10 @@ type ReplyMetadata struct {
 	CostMicros int64
 	// ToolCalls are the tool calls of the run in call order.
 	ToolCalls []ToolCall
+	// Truncated is set when the reply stopped for its length (the
+	// provider's token limit, or the character's maxLength), not because
+	// the model was done.
+	Truncated bool `json:",omitempty"`
 }
 
 // RunInput is what a run's turn needs besides its text to be started

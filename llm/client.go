@@ -260,7 +260,7 @@ func (a *attempt) failedSilently() bool {
 // the response's choices, cut to MaxReplyChars at a word boundary.
 func (a *attempt) reply(resp *llms.ContentResponse) Reply {
 	rec := a.ex.snapshot()
-	r := Reply{Model: rec.model, Usage: rec.usage, ToolCalls: rec.toolCalls.result()}
+	r := Reply{Model: rec.model, Usage: rec.usage, ToolCalls: rec.toolCalls.result(), Cut: rec.cut}
 	if r.Model == "" {
 		r.Model = a.req.Model
 	}
@@ -272,10 +272,11 @@ func (a *attempt) reply(resp *llms.ContentResponse) Reply {
 		}
 	}
 	if a.sink.streaming() {
-		r.Text = a.sink.text()
+		r.Text, r.Cut = a.sink.text(), r.Cut || a.sink.wasCapped()
 	}
 	if a.req.MaxReplyChars > 0 {
-		r.Text = CutAtWord(r.Text, a.req.MaxReplyChars)
+		cut := CutAtWord(r.Text, a.req.MaxReplyChars)
+		r.Text, r.Cut = cut, r.Cut || len(cut) < len(r.Text)
 	}
 	return r
 }

@@ -89,6 +89,7 @@ func (openaiFormat) observe(doc []byte, rec *record) bool {
 	for _, c := range v.Choices {
 		if c.FinishReason != nil && *c.FinishReason != "" {
 			rec.complete = true
+			rec.cut = rec.cut || *c.FinishReason == "length" || *c.FinishReason == "MAX_TOKENS"
 		}
 		c.Message.addTo(&rec.toolCalls)
 		c.Delta.addTo(&rec.toolCalls)
@@ -260,8 +261,10 @@ func (anthropicFormat) observe(doc []byte, rec *record) bool {
 		Delta        *struct {
 			Type        string `json:"type"`
 			PartialJSON string `json:"partial_json"`
+			StopReason  string `json:"stop_reason"`
 		} `json:"delta"`
-		Error *struct {
+		StopReason string `json:"stop_reason"`
+		Error      *struct {
 			Type    string `json:"type"`
 			Message string `json:"message"`
 		} `json:"error"`
@@ -283,8 +286,11 @@ func (anthropicFormat) observe(doc []byte, rec *record) bool {
 		}
 	case "message_stop":
 		rec.complete = true
+	case "message_delta":
+		rec.cut = rec.cut || v.Delta != nil && v.Delta.StopReason == "max_tokens"
 	case "message":
 		rec.model = v.Model
+		rec.cut = v.StopReason == "max_tokens"
 		for _, b := range v.Content {
 			if b.Type == "tool_use" {
 				rec.toolCalls.add(ToolCall{ID: b.ID, Name: b.Name, Arguments: string(b.Input)})
@@ -370,6 +376,7 @@ func (ollamaFormat) observe(doc []byte, rec *record) bool {
 	var v struct {
 		Model           string `json:"model"`
 		Done            bool   `json:"done"`
+		DoneReason      string `json:"done_reason"`
 		PromptEvalCount int    `json:"prompt_eval_count"`
 		EvalCount       int    `json:"eval_count"`
 		Error           string `json:"error"`
@@ -394,6 +401,7 @@ func (ollamaFormat) observe(doc []byte, rec *record) bool {
 	}
 	if v.Done {
 		rec.complete = true
+		rec.cut = v.DoneReason == "length"
 		rec.usage = Usage{v.PromptEvalCount, v.EvalCount, v.PromptEvalCount + v.EvalCount}
 	}
 	return false

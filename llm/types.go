@@ -98,4 +98,8 @@ type Reply struct {
 	// ToolCalls are the calls the model asked for, in its order; none when
 	// it answered in text only.
 	ToolCalls []ToolCall
+	// Cut is set when the reply stopped for its length, not because the
+	// model was done: the provider's token limit (max tokens), or
+	// MaxReplyChars.
+	Cut bool
 }

@@ -77,6 +77,9 @@ type record struct {
 	usage        Usage
 	streaming    bool
 	complete     bool
+	// cut is set when the provider stopped the reply for its length (the
+	// request's max tokens), not because it was done.
+	cut bool
 	// toolCalls are the calls the reply asked for, read from the wire
 	// (see toolCallBuilder).
 	toolCalls toolCallBuilder

@@ -115,8 +115,12 @@ func messageReply(r turn.Result) gen.MessageReply {
 }
 
 func messageMetadata(m turn.Metadata) gen.MessageMetadata {
-	return gen.MessageMetadata{TokensUsed: m.TokensUsed, InputTokens: m.PromptTokens, OutputTokens: m.CompletionTokens,
+	md := gen.MessageMetadata{TokensUsed: m.TokensUsed, InputTokens: m.PromptTokens, OutputTokens: m.CompletionTokens,
 		CostUsd: price.USD(m.CostMicros), ResponseTime: m.ResponseMillis, Model: m.Model, ToolCalls: toolCalls(m.ToolCalls)}
+	if m.Truncated {
+		md.Truncated = &m.Truncated
+	}
+	return md
 }
 
 // toolCalls renders a turn's tool calls; nil (absent) for none.

@@ -273,7 +273,14 @@ func responseOut(r domain.Response, run domain.Run) gen.Response {
 		out.PreviousResponseId = nullString(responseID(r.PreviousRunID))
 	}
 	if run.Reply != nil {
-		out.Output = append(out.Output, outputMessage(run.Reply.MessageID, run.Reply.Text, gen.ResponseItemStatusCompleted))
+		item := gen.ResponseItemStatusCompleted
+		if run.Status == domain.RunCompleted && run.Reply.Metadata.Truncated {
+			// Stopped for its length: OpenAI's incomplete, one reason for
+			// both the token limit and the character's maxLength.
+			out.Status, item = gen.ResponseStatusIncomplete, gen.ResponseItemStatusIncomplete
+			out.IncompleteDetails.Set(gen.ResponseIncompleteDetails{Reason: gen.MaxOutputTokens})
+		}
+		out.Output = append(out.Output, outputMessage(run.Reply.MessageID, run.Reply.Text, item))
 		if run.Status.Final() {
 			m := run.Reply.Metadata
 			out.Usage.Set(gen.ResponseUsage{InputTokens: m.PromptTokens, OutputTokens: m.CompletionTokens, TotalTokens: m.TokensUsed})

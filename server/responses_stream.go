@@ -245,16 +245,22 @@ func (t *responseEvents) delta(text string) error {
 		OutputIndex: new(0), ContentIndex: new(0), Delta: &text, Logprobs: &[]map[string]any{}})
 }
 
-// done tells the reply's end and the response's: completed, or cancelled
-// (a partial reply; OpenAI's stream has no event of its own for that, so
-// it ends as failed does, with the response's status saying why).
+// done tells the reply's end and the response's: completed, incomplete (a
+// reply stopped for its length), or cancelled (a partial reply; OpenAI's
+// stream has no event of its own for that, so it ends as failed does,
+// with the response's status saying why).
 func (t *responseEvents) done(k keptEvent) error {
 	if err := t.open(); err != nil {
 		return err
 	}
 	text := t.text.String()
 	part := outputText(text)
-	item := outputMessage(t.run.MessageID, text, gen.ResponseItemStatusCompleted)
+	truncated := k.Metadata.Truncated != nil && *k.Metadata.Truncated
+	status := gen.ResponseItemStatusCompleted
+	if truncated {
+		status = gen.ResponseItemStatusIncomplete
+	}
+	item := outputMessage(t.run.MessageID, text, status)
 	for _, e := range []gen.ResponseStreamEvent{
 		{Type: gen.ResponseOutputTextDone, ItemId: &t.run.MessageID, OutputIndex: new(0), ContentIndex: new(0), Text: &text, Logprobs: &[]map[string]any{}},
 		{Type: gen.ResponseContentPartDone, ItemId: &t.run.MessageID, OutputIndex: new(0), ContentIndex: new(0), Part: &part},
@@ -267,10 +273,13 @@ func (t *responseEvents) done(k keptEvent) error {
 	run := t.run
 	run.Status, run.Reply = domain.RunCompleted, &domain.Reply{MessageID: t.run.MessageID, Text: text,
 		Metadata: domain.ReplyMetadata{TokensUsed: k.Metadata.TokensUsed, PromptTokens: k.Metadata.InputTokens,
-			CompletionTokens: k.Metadata.OutputTokens}}
+			CompletionTokens: k.Metadata.OutputTokens, Truncated: truncated}}
 	kind := gen.ResponseCompleted
-	if k.Partial != nil && *k.Partial {
+	switch {
+	case k.Partial != nil && *k.Partial:
 		run.Status, kind = domain.RunCancelled, gen.ResponseFailed
+	case truncated:
+		kind = gen.ResponseIncomplete
 	}
 	final := responseOut(t.resp, run)
 	return t.send(gen.ResponseStreamEvent{Type: kind, Response: &final})

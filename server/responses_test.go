@@ -505,3 +505,46 @@ func TestResponseItemReference(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseIncomplete: a reply the provider stopped for its length
+// (OpenAI's finish_reason length, Anthropic's stop_reason max_tokens,
+// ollama's done_reason length),
+// plain or streamed, and one cut at the character's maxLength, make the
+// response incomplete for max_output_tokens, its stream ending with
+// response.incomplete; Send Message says metadata.truncated.
+func TestResponseIncomplete(t *testing.T) {
+	h := newHarness(t)
+	for _, provider := range []string{"openai", "anthropic", "ollama"} {
+		t.Run(provider, func(t *testing.T) {
+			wire := h.providerFor(provider)
+			id := h.createAgent(map[string]any{"name": "Terse " + provider, "modelProvider": provider})
+			wire.Respond(llmtest.Reply{Text: "It was the best of", Cut: true})
+			got := h.respond(map[string]any{"model": id, "input": "Tell a story.", "max_output_tokens": 16}).JSON(t)
+			details, _ := got["incomplete_details"].(map[string]any)
+			if got["status"] != "incomplete" || details["reason"] != "max_output_tokens" || responseText(t, got) != "It was the best of" {
+				t.Errorf("plain: %v", got)
+			}
+			events := h.responseEvents(t, h.respond(map[string]any{"model": id, "input": "Again.", "stream": true}))
+			last := events[len(events)-1]
+			if last.name != "response.incomplete" || last.data["response"].(map[string]any)["status"] != "incomplete" {
+				t.Errorf("streamed: ends %s %v", last.name, last.data)
+			}
+			if got := h.pollResponse(t, last.data["response"].(map[string]any)["id"].(string)); got["status"] != "incomplete" {
+				t.Errorf("streamed, read back: %v", got["status"])
+			}
+			meta := h.send(id, map[string]any{"text": "Once more."}).Data(t)["metadata"].(map[string]any)
+			if meta["truncated"] != true {
+				t.Errorf("Send Message metadata %v", meta)
+			}
+		})
+	}
+	wordy := h.createAgent(map[string]any{"name": "Wordy", "responseGuidelines": map[string]any{"maxLength": 20}})
+	h.openai.Respond(llmtest.Reply{Text: "A long answer that runs well past twenty characters."})
+	if got := h.respond(map[string]any{"model": wordy, "input": "Talk."}).JSON(t); got["status"] != "incomplete" {
+		t.Errorf("cut at maxLength: %v", got)
+	}
+	h.openai.Respond(llmtest.Reply{Text: "Short."})
+	if got := h.respond(map[string]any{"model": wordy, "input": "Briefly."}).JSON(t); got["status"] != "completed" || got["incomplete_details"] != nil {
+		t.Errorf("a whole reply: %v", got)
+	}
+}

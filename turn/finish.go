@@ -76,6 +76,7 @@ func (s *Service) metadata(t *Turn, reply llm.Reply) Metadata {
 		CostMicros:       s.priceOf(t.agent, reply.Model).Cost(reply.Usage.PromptTokens, reply.Usage.CompletionTokens),
 		ResponseMillis:   float64(time.Since(t.start).Microseconds()) / 1000,
 		Model:            reply.Model,
+		Truncated:        reply.Cut,
 	}
 }
 

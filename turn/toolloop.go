@@ -247,6 +247,7 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 		req.Steps = append(req.Steps, steps...)
 		if req.MaxReplyChars > 0 {
 			if req.MaxReplyChars -= utf8.RuneCountInString(reply.Text); req.MaxReplyChars <= 0 {
+				total.Cut = true // maxLength spent before the model was done
 				return total, run.recorded(), nil
 			}
 		}
@@ -254,7 +255,7 @@ func (s *Service) converse(ctx context.Context, t *Turn, ask call, emit func(Eve
 }
 
 // joinReplies adds a call's reply to the turn's: texts joined by a blank
-// line, usage summed, the last model kept.
+// line, usage summed, the last model and whether it was cut kept.
 func joinReplies(total, r llm.Reply) llm.Reply {
 	switch {
 	case total.Text == "":
@@ -268,6 +269,7 @@ func joinReplies(total, r llm.Reply) llm.Reply {
 	if r.Model != "" {
 		total.Model = r.Model
 	}
+	total.Cut = r.Cut
 	return total
 }
 

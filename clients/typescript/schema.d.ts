@@ -2423,6 +2423,8 @@ export interface components {
             model: string;
             /** @description The tool calls of the turn in call order; present when a tool ran. */
             toolCalls?: components["schemas"]["ToolCall"][];
+            /** @description Present (true) when the reply stopped for its length, not because the model was done: the provider's token limit (`modelSettings.maxTokens`, a Responses request's `max_output_tokens`) or the character's `maxLength`. */
+            truncated?: boolean;
         };
         ToolCall: {
             /**

@@ -47,8 +47,11 @@ func (f anthropicFormat) writeJSON(w http.ResponseWriter, r Reply, model string)
 
 // stopReason is "tool_use" for a tool-use turn, else "end_turn".
 func (anthropicFormat) stopReason(r Reply) string {
-	if len(r.ToolCalls) > 0 {
+	switch {
+	case len(r.ToolCalls) > 0:
 		return "tool_use"
+	case r.Cut:
+		return "max_tokens"
 	}
 	return "end_turn"
 }

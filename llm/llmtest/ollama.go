@@ -36,6 +36,9 @@ func (f ollamaFormat) line(model, content string, calls []ToolCall, done bool, r
 	}
 	if done {
 		v["done_reason"] = "stop"
+		if r.Cut {
+			v["done_reason"] = "length"
+		}
 		v["total_duration"] = 5_000_000
 		v["prompt_eval_count"] = r.PromptTokens
 		v["eval_count"] = r.CompletionTokens

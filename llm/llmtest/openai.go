@@ -116,8 +116,11 @@ func (openaiFormat) message(r Reply) map[string]any {
 
 // finishReason is "tool_calls" for a tool-use turn, else "stop".
 func (openaiFormat) finishReason(r Reply) string {
-	if len(r.ToolCalls) > 0 {
+	switch {
+	case len(r.ToolCalls) > 0:
 		return "tool_calls"
+	case r.Cut:
+		return "length"
 	}
 	return "stop"
 }

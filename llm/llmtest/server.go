@@ -15,6 +15,10 @@ import (
 
 // Reply configures how a Server answers.
 type Reply struct {
+	// Cut ends the reply as stopped for its length: finish_reason
+	// "length", Anthropic's stop_reason "max_tokens", ollama's
+	// done_reason "length".
+	Cut bool
 	// Text is the reply text. When streaming it is sent in fragments: the
 	// Fragments if given, else Text split before each space.
 	Text      string
