@@ -113,7 +113,7 @@ web-check: web
 	@untracked=$$(git ls-files --others --exclude-standard -- $(WEB)/dist); [ -z "$$untracked" ] || \
 		{ echo "'make web' made files not in git: $$untracked" >&2; exit 1; }
 
-## web-test: the console's unit tests (vitest, web/src/*.test.ts[x]: api.ts's retries, SSE reader and errors, markdown, the busy guard, the provider notice, the playground's updates, the cron evaluator and the schedule calls); without npm they are skipped with a line, except in CI
+## web-test: the console's unit tests (vitest, web/src/*.test.ts[x]: api.ts's retries, SSE reader and errors, markdown, the busy guard, the provider notice, the playground's updates, the cron evaluator and the schedule calls, money and the spend bars, the agent form's budget); without npm they are skipped with a line, except in CI
 # Like the tests .ci/setup cannot serve: skipped with a line where the tool
 # is missing, a failure when CI is set.
 web-test:

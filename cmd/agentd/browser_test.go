@@ -360,7 +360,7 @@ func TestConsoleInBrowser(t *testing.T) {
 		until(`document.querySelector("#conversations-title") && document.body.textContent.includes("No conversations yet")`))
 
 	b.run("analytics", chromedp.Click(`a[href="#/agents/`+id+`/analytics"]`, chromedp.ByQuery),
-		until(`document.querySelectorAll(".chart canvas").length === 3`))
+		until(`document.querySelectorAll(".chart canvas").length === 4`))
 	b.shot("analytics")
 
 	// The agent has no platform credentials in the test: its clients show

@@ -35,7 +35,11 @@ const markdownReply = "Here is **bold** text, a [safe link](https://example.com/
 //   - every page: no sideways scrolling, every button and link legible
 //     against what is behind it (white on white was), a screenshot each;
 //   - no request answered 404 (the favicon was) and none left this host;
-//   - on a server with no provider key, the overview says what to set.
+//   - on a server with no provider key, the overview says what to set;
+//   - budgets: each reply says what it cost, the agent's page shows its
+//     spend against its budgets and the overview the account's, the form
+//     shows the budget, and a budget reached is marked on the agent's bar
+//     and refuses a message saying which budget.
 func TestConsolePagesInBrowser(t *testing.T) {
 	b := newBrowserWithin(t, 4*time.Minute)
 	hooks := newReceiver(t)
@@ -51,7 +55,7 @@ func TestConsolePagesInBrowser(t *testing.T) {
 		"AGENTD_PROVIDER_TIMEOUT": "10s", "AGENTD_ALLOW_PRIVATE_NETWORKS": "true", "AGENTD_WEBHOOK_ALLOW_PRIVATE": "true"})
 	c := &client{t: t, base: in.base, http: &http.Client{Timeout: 10 * time.Second}, contract: loadContract(t)}
 	r := c.do("POST", "/v1/agents", key, map[string]any{"name": "Ticker", "modelProvider": "openai", "model": "gpt-4o-mini",
-		"bio": []string{"Knows token prices."},
+		"bio": []string{"Knows token prices."}, "settings": map[string]any{"budget": map[string]any{"daily": 5, "monthly": 100}},
 		"actions": []map[string]any{{"name": "get_price", "description": "Look up a token price", "examples": []string{},
 			"handler": handler.URL + "/price", "parameters": map[string]any{"type": "object",
 				"properties": map[string]any{"symbol": map[string]any{"type": "string"}}}}}})
@@ -81,6 +85,8 @@ func TestConsolePagesInBrowser(t *testing.T) {
 	r = c.do("GET", "/v1/agents/"+id+"/conversations?userId=ann", key, nil)
 	expect(t, "ann's conversation", r, 200, "")
 	b.pages(in.base, id, webhook, asList(r.data(t)["items"])[0].(map[string]any)["id"].(string), seedRun)
+	b.resetView()
+	b.budgetReached(in.base, id, c, key)
 
 	if bad := b.notFound(); len(bad) > 0 {
 		t.Errorf("requests answered 404: %v", bad)
@@ -171,8 +177,9 @@ func (b *browser) playground(base, id string, openai *llmtest.Server, exchanges 
 	if got := b.eval(`[...document.querySelectorAll(".turn.agent")].pop().querySelector(".turn-head button.copy") !== null`); got != true {
 		t.Errorf("the reply has no copy button")
 	}
-	if got, _ := b.eval(`[...document.querySelectorAll(".turn.agent .meta")].pop().textContent`).(string); !strings.Contains(got, "42 tokens") {
-		t.Errorf("the reply's line reads %q; want its tokens", got)
+	// 30 tokens in and 12 out at gpt-4o-mini's $0.15 and $0.60 a million.
+	if got, _ := b.eval(`[...document.querySelectorAll(".turn.agent .meta")].pop().textContent`).(string); !strings.Contains(got, "$0.000012 · 42 tokens (30 in, 12 out)") {
+		t.Errorf("the reply's line reads %q; want its cost and tokens", got)
 	}
 	b.shot("playground-markdown")
 
@@ -309,7 +316,7 @@ type consolePage struct{ name, route, ready string }
 func (b *browser) pages(base, id, webhook, conv, run string) {
 	agent := "/#/agents/" + id
 	pages := []consolePage{
-		{"overview", "/#/overview", `document.querySelector(".recent li") && document.querySelector(".by-status") && document.querySelector(".run-totals")`},
+		{"overview", "/#/overview", `document.querySelector(".recent li") && document.querySelector(".by-status") && document.querySelector(".run-totals") && document.querySelector(".spend-card .spend")`},
 		{"runs", "/#/runs", `document.querySelector("section[aria-labelledby=runs-title] tbody tr .status.run-completed")`},
 		// The overview's counts link to the list filtered by their status.
 		{"runs-failed", "/#/runs?status=failed", `document.querySelector("#run-status")?.value === "failed" && document.body.textContent.includes("No runs with status “failed”")`},
@@ -319,12 +326,12 @@ func (b *browser) pages(base, id, webhook, conv, run string) {
 		{"agents", "/#/agents", `document.querySelector("section[aria-labelledby=agents-title] tbody tr")`},
 		{"new-agent", "/#/agents/new", `document.querySelector("#name")`},
 		{"playground", agent + "/chat", `document.querySelector(".config .tool-list")`},
-		{"settings", agent, `document.querySelector("section.tools[aria-busy=false] tbody tr")`},
+		{"settings", agent, `document.querySelector("section.tools[aria-busy=false] tbody tr") && document.querySelector("#budget-daily").value === "5" && document.querySelector(".agent-spend .spend-bar")`},
 		{"conversations", agent + "/conversations", `document.querySelector("section[aria-labelledby=conversations-title] tbody tr")`},
 		{"memory", agent + "/memory", `document.querySelector("#memory-title") && document.body.textContent.includes("No memories yet")`},
 		{"knowledge", agent + "/knowledge", `document.querySelector("#knowledge-file") && document.body.textContent.includes("No documents yet")`},
 		{"context", agent + "/context", `document.querySelector("form.context-form")`},
-		{"analytics", agent + "/analytics", `document.querySelectorAll(".chart canvas").length === 3`},
+		{"analytics", agent + "/analytics", `document.querySelectorAll(".chart canvas").length === 4 && document.querySelector(".totals").textContent.includes("Cost$0.0")`},
 		{"connections", agent + "/connections", `document.querySelector("#connections-title")`},
 		{"webhooks", "/#/webhooks", `document.querySelector("a[href='#/webhooks/` + webhook + `']")`},
 		{"webhook", "/#/webhooks/" + webhook, `document.querySelector("#webhook-title") && document.body.textContent.includes("No deliveries")`},
@@ -411,4 +418,37 @@ func (b *browser) checkLegible(what string) {
 	if bad, _ := b.eval(legibility).([]any); len(bad) > 0 {
 		b.t.Errorf("%s: buttons or links that do not stand out from their background: %v", what, bad)
 	}
+}
+
+// budgetReached lowers the agent's daily budget below what it has spent:
+// the agent page's bar for the day is marked reached, and a message from the
+// playground is refused with a 402 that says which budget, how much and
+// when it resets, the message left in its box to send again.
+func (b *browser) budgetReached(base, id string, c *client, key string) {
+	t := b.t
+	t.Helper()
+	expect(t, "a budget already spent", c.do("PATCH", "/v1/agents/"+id, key,
+		map[string]any{"settings": map[string]any{"budget": map[string]any{"daily": 0.00001, "monthly": 100}}}), 200, "")
+	b.run("budget reached", chromedp.Navigate(base+"/#/agents/"+id),
+		until(`document.querySelector(".agent-spend .spend-over")?.textContent.includes("reached")`))
+	b.shot("budget-reached-bar")
+	b.run("the budget in the form", until(`document.querySelector("#budget-daily").value === "0.00001"`),
+		chromedp.Evaluate(`document.querySelector("#budget").scrollIntoView()`, nil))
+	b.shot("budget-form")
+	b.run("a message past the budget", chromedp.Navigate(base+"/#/agents/"+id+"/chat"), chromedp.WaitVisible("#text", chromedp.ByQuery),
+		fill("#text", "One more?"), chromedp.Click("form.send button[type=submit]", chromedp.ByQuery),
+		until(`document.querySelector(".chat div.error")?.textContent.includes("BUDGET_EXCEEDED")`))
+	b.shot("budget-reached")
+	got, _ := b.eval(`document.querySelector(".chat div.error").textContent`).(string)
+	for _, want := range []string{"The agent's daily budget of $0.00001 is spent: $0.0", "today. It resets at 00:00 UTC (in ",
+		"Raise it in the agent's Settings, under Budget"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the refusal reads %q; want %q in it", got, want)
+		}
+	}
+	// Nothing was made: no turns stay, and the message waits in its box.
+	if got := b.eval(`document.querySelectorAll(".transcript .turn").length + " " + document.querySelector("#text").value`); got != "0 One more?" {
+		t.Errorf("after the refusal the chat has turns and box %q; want none, and the message back in the box", got)
+	}
+	b.checkLegible("the playground with a budget reached")
 }

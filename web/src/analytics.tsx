@@ -1,10 +1,12 @@
-// analytics.tsx: an agent's usage over a range, as totals and uPlot charts
-// of messages, tokens and response time.
+// analytics.tsx: an agent's usage over a range, as totals (what it cost
+// among them) and uPlot charts of messages, tokens, cost and response time,
+// the series also as a table.
 import { useEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import { type Agent, api, call, type Schemas } from "./api";
 import { useQuery } from "./hooks";
-import { ErrorBox } from "./ui";
+import { count, usd } from "./money";
+import { ErrorBox, ListTable, when } from "./ui";
 
 // ranges are the choices of the range selector: hours back and the interval.
 const ranges = {
@@ -62,7 +64,19 @@ export function Analytics({ agent }: { agent: Agent }) {
           </div>
           <div>
             <dt>Tokens</dt>
-            <dd>{t.tokensUsed}</dd>
+            <dd>{count(t.tokensUsed)}</dd>
+          </div>
+          <div>
+            <dt>Input tokens</dt>
+            <dd>{count(t.inputTokens)}</dd>
+          </div>
+          <div>
+            <dt>Output tokens</dt>
+            <dd>{count(t.outputTokens)}</dd>
+          </div>
+          <div>
+            <dt>Cost</dt>
+            <dd class="money">{usd(t.costUsd)}</dd>
           </div>
           <div>
             <dt>Errors</dt>
@@ -90,15 +104,47 @@ export function Analytics({ agent }: { agent: Agent }) {
         <div class="charts">
           <Chart title="Messages" x={x} y={report.series.map((b) => b.messages)} color="#2563eb" />
           <Chart title="Tokens" x={x} y={report.series.map((b) => b.tokensUsed)} color="#16a34a" />
+          <Chart title="Cost (USD)" x={x} y={report.series.map((b) => b.costUsd)} color="#9333ea" format={usd} />
           <Chart title="Response time p50 (ms)" x={x} y={report.series.map((b) => b.p50ResponseTime)} color="#d97706" />
         </div>
       )}
+      {report && <SeriesTable series={report.series} />}
     </section>
   );
 }
 
-// Chart is one uPlot line chart, as wide as its container.
-function Chart({ title, x, y, color }: { title: string; x: number[]; y: number[]; color: string }) {
+// SeriesTable is the series as figures, a row a bucket, folded away: what
+// the charts draw, for reading exact values and for screen readers.
+function SeriesTable({ series }: { series: Schemas["AnalyticsBucket"][] }) {
+  return (
+    <details class="series-table">
+      <summary>The series as a table</summary>
+      <ListTable
+        items={series}
+        error={undefined}
+        empty="No activity in the range."
+        columns={["From", "Messages", "Tokens", "Cost", "Errors", "Tool calls", "p50 (ms)"]}
+        rowKey={(b) => b.start}
+        row={(b) => (
+          <tr>
+            <td>{when(b.start)}</td>
+            <td>{count(b.messages)}</td>
+            <td>{count(b.tokensUsed)}</td>
+            <td>{usd(b.costUsd)}</td>
+            <td>{count(b.errors)}</td>
+            <td>{count(b.toolCalls)}</td>
+            <td>{Math.round(b.p50ResponseTime)}</td>
+          </tr>
+        )}
+      />
+    </details>
+  );
+}
+
+// Chart is one uPlot line chart, as wide as its container; format, when
+// given, writes the values of its y axis (dollars).
+function Chart(props: { title: string; x: number[]; y: number[]; color: string; format?: (v: number) => string }) {
+  const { title, x, y, color, format } = props;
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
@@ -110,13 +156,14 @@ function Chart({ title, x, y, color }: { title: string; x: number[]; y: number[]
       grid: { stroke: token("--color-line") },
       ticks: { stroke: token("--color-line") },
     };
+    const yAxis = format ? { ...axis, size: 84, values: (_: uPlot, splits: number[]) => splits.map(format) } : axis;
     const plot = new uPlot(
       {
         title,
         width: Math.max(el.clientWidth, 280),
         height: 180,
         series: [{}, { label: title, stroke: color, fill: `${color}22`, width: 2 }],
-        axes: [axis, axis],
+        axes: [axis, yAxis],
         legend: { show: false },
       },
       [x, y],
@@ -128,6 +175,6 @@ function Chart({ title, x, y, color }: { title: string; x: number[]; y: number[]
       removeEventListener("resize", resize);
       plot.destroy();
     };
-  }, [title, x, y, color]);
+  }, [title, x, y, color, format]);
   return <figure class="chart" ref={box} aria-label={title} />;
 }

@@ -18,6 +18,7 @@ import { ApprovalCard, ApprovalNote } from "./approvals";
 import { type Waiting, waitingOf, waitingOfEvent } from "./decisions";
 import { exclusive, type Lock, useAction } from "./hooks";
 import { Markdown } from "./markdown-view";
+import { usage } from "./money";
 import { type Run, announce, isFinal, replyOfRun, runPath, strategies, waitForRun } from "./runs";
 import { CopyButton, EmptyState, ErrorBox, RunStatusPill, TextArea, TextField, when } from "./ui";
 
@@ -127,20 +128,19 @@ function pretty(result: string): string {
 }
 
 // ReplyMeta is the line under a message: when (in history), then for a
-// reply its model, tokens, cost when the metadata has it, time and id.
+// reply its model, cost and tokens, time and id.
 function ReplyMeta({ turn: t, at }: { turn: Turn; at?: string }) {
   const m = t.metadata;
-  const cost = (m as { costUsd?: number } | undefined)?.costUsd;
-  const parts = [
-    at && when(at),
-    m?.model,
-    m && `${m.tokensUsed} tokens`,
-    cost !== undefined && `$${cost.toFixed(cost < 0.01 ? 4 : 2)}`,
-    m && `${Math.round(m.responseTime)} ms`,
-    t.messageId,
-  ].filter(Boolean);
+  const reply = m ? [m.model, usage(m), `${Math.round(m.responseTime)} ms`] : [];
+  const parts = [at && when(at), ...reply, t.messageId].filter(Boolean);
   if (!parts.length) return null;
   return <p class="meta">{parts.join(" · ")}</p>;
+}
+
+// refusedOutright is whether a send failed with an answer that made no
+// run: any 4xx but a key still in use (whose first request runs on).
+function refusedOutright(err: unknown): boolean {
+  return err instanceof ApiFailure && err.status >= 400 && err.status < 500 && err.code !== "IDEMPOTENCY_KEY_IN_USE";
 }
 
 // ChatProps: beforeSend runs before each message is sent (the playground
@@ -243,6 +243,8 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
     abort.current = reading;
     const current: Reply = { streamed: stream, stop: false };
     reply.current = current;
+    // heard is whether the send was answered: an event, the reply or its run.
+    let heard = false;
     try {
       if (stream) {
         let said = "";
@@ -254,6 +256,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
           agent.id,
           body,
           (ev) => {
+            heard = true;
             setRetry(0);
             if (ev.type === "start") {
               current.messageId = ev.messageId;
@@ -290,6 +293,7 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         );
       } else {
         const sent = await sendMessage(agent.id, body, reading.signal);
+        heard = true;
         // 202: the reply took longer than the server waits, or its run
         // waits for a decision (shown until it goes on); the run goes on.
         const r =
@@ -297,12 +301,19 @@ export function Chat({ agent, beforeSend, onTurn }: ChatProps) {
         update({ text: r.response, metadata: r.metadata, messageId: r.messageId, tools: r.metadata.toolCalls });
       }
     } catch (err) {
+      // A message refused outright (a budget spent, the conversation busy,
+      // a rate limit) made nothing: its turns go, and its text goes back
+      // in the box to send again; the error says why.
+      if (!heard && refusedOutright(err)) {
+        setTurns((ts) => ts.filter((t) => t.key !== key && t.key !== key - 1));
+        setText((typed) => typed || body.text);
+      }
       // Stop while waiting for a reply not streamed only stops waiting.
       throw reading.signal.aborted
         ? new Error("Stopped waiting: the reply runs on and is stored in the conversation.")
         : err;
     } finally {
-      update({ streaming: false, waiting: undefined });
+      setTurn(key, { streaming: false, waiting: undefined });
       reply.current = undefined;
       setRetry(0);
       setStopping(false);

@@ -1,11 +1,12 @@
 // fields.test.tsx: the shared form pieces of ui.tsx as they render: a
 // field shows the API's refusal of its member or, without one, the problem
 // the page found, ties either to its input for a screen reader, and marks
-// it invalid; a switch is a checkbox with the switch role.
+// it invalid; a switch is a checkbox with the switch role; a budget's
+// refusal (402) says which budget and when it resets.
 import { renderToString } from "preact-render-to-string";
 import { describe, expect, it } from "vitest";
 import { ApiFailure } from "./api";
-import { Group, Switch, TextField } from "./ui";
+import { ErrorBox, Group, Switch, TextField } from "./ui";
 
 const refusal = (field: string) =>
   new ApiFailure(400, { code: "INVALID_REQUEST", message: "Invalid.", details: { field, reason: "is wrong" } }, null);
@@ -52,5 +53,25 @@ describe("a switch", () => {
     const out = renderToString(<Switch id="enabled" label="Enabled" hideLabel checked onChange={() => {}} />);
     expect(out).toMatch(/^<label class="switch"><input id="enabled" type="checkbox" role="switch" checked/);
     expect(out).toContain('<span class="visually-hidden">Enabled</span>');
+  });
+});
+
+describe("an error box", () => {
+  it("says which budget refused a run, and when it resets", () => {
+    const resetsAt = new Date(Date.now() + 3 * 3600 * 1000).toISOString();
+    const refused = new ApiFailure(
+      402,
+      {
+        code: "BUDGET_EXCEEDED",
+        message: "The agent's daily budget is spent.",
+        details: { scope: "agent", period: "day", limitUsd: 1, spentUsd: 1.02, resetsAt },
+      },
+      null,
+    );
+    const out = renderToString(<ErrorBox error={refused} />);
+    expect(out).toContain("<strong>BUDGET_EXCEEDED</strong>");
+    expect(out).toContain("<strong>BUDGET_EXCEEDED</strong>: The agent's daily budget of $1.00 is spent: $1.02 today.");
+    expect(out).toContain("It resets at");
+    expect(out).toContain("<p>Raise it in the agent's Settings, under Budget, or wait for the reset.</p>");
   });
 });

@@ -1,12 +1,13 @@
 // overview.tsx: the account at a glance: agents by status, runs that need
-// attention or failed, connections in error and the latest conversations. Each part is a card of `cards`; a
-// later page (runs, the approvals inbox, schedules, spend) adds its card
-// there and its entry to the sidebar in main.tsx.
+// attention or failed, spend against the budgets, connections in error and
+// the latest conversations. Each part is a card of `cards`; a later page
+// adds its card there and its entry to the sidebar in main.tsx.
 import type { FunctionComponent } from "preact";
 import { api, call, getAgent, type Schemas } from "./api";
 import { titleOf, who } from "./conversations";
 import { useQuery } from "./hooks";
 import { RunsCard } from "./run-pages";
+import { SpendCard } from "./spend";
 import { ProviderNotice } from "./status";
 import { EmptyState, ErrorBox, when } from "./ui";
 
@@ -17,7 +18,8 @@ const sampleSize = 8;
 
 type AgentSummary = Schemas["AgentSummary"];
 
-// CardProps: the newest agents (up to sampleSize), once loaded.
+// CardProps: the newest agents (up to sampleSize), once loaded; a card
+// that needs none ignores them.
 type CardProps = { sample: AgentSummary[] };
 
 export function Overview() {
@@ -211,4 +213,10 @@ function Runs({ sample }: CardProps) {
 }
 
 // cards are the overview's parts, in order.
-const cards: FunctionComponent<CardProps>[] = [AgentsByStatus, Runs, RecentConversations, ConnectionsInError];
+const cards: FunctionComponent<CardProps>[] = [
+  AgentsByStatus,
+  Runs,
+  SpendCard,
+  RecentConversations,
+  ConnectionsInError,
+];

@@ -15,7 +15,6 @@ import {
   type RunStatus,
   cancellable,
   conversationOf,
-  cost,
   cut,
   duration,
   isFinal,
@@ -26,6 +25,7 @@ import {
   statusLabel,
   waitForRun,
 } from "./runs";
+import { usage, usd } from "./money";
 import { EmptyState, ErrorBox, ListTable, RunStatusPill, when } from "./ui";
 
 // livePoll is how often a list with runs that have not ended is read again.
@@ -116,7 +116,7 @@ export function RunList({
           items={list.data?.items}
           error={list.error}
           empty={`No runs${status ? ` with status “${statusLabel(status)}”` : ""}${source ? ` from ${source}` : ""}.`}
-          columns={["Input", "Status", ...(agentId ? [] : ["Agent"]), "Source", "Created", "Duration"]}
+          columns={["Input", "Status", ...(agentId ? [] : ["Agent"]), "Source", "Created", "Duration", "Cost"]}
           rowKey={(r) => r.id}
           row={(r) => (
             <tr data-run={r.id}>
@@ -134,6 +134,7 @@ export function RunList({
               <td>{r.source}</td>
               <td>{when(r.createdAt)}</td>
               <td>{duration(r)}</td>
+              <td>{usd(r.costUsd)}</td>
             </tr>
           )}
           pagination={list.data?.pagination}
@@ -327,7 +328,7 @@ function AskedAgents({ run }: { run: Run }) {
             <td>
               <RunStatusPill status={c.status} />
             </td>
-            <td>{cost(c.costUsd)}</td>
+            <td>{usd(c.costUsd)}</td>
           </tr>
         )}
       />
@@ -347,7 +348,8 @@ function RunFacts({ agent, run }: { agent: Agent; run: Run }) {
     ["Finished", run.finishedAt ? when(run.finishedAt) : "not yet"],
     ["Duration", duration(run)],
   ];
-  if (run.costUsd !== null) facts.push(["Cost", cost(run.costUsd)]);
+  // With the runs it asked through ask_agent; tokens are its own.
+  facts.push(["Cost", usage(run)]);
   const conversation = conversationOf(run);
   if (conversation) {
     facts.push([

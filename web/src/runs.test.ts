@@ -1,9 +1,9 @@
-// runs.test.ts: how a run reads in a list (its input cut, its duration,
-// its cost) and waitForRun, the loop that follows a run until it ends,
+// runs.test.ts: how a run reads in a list (its input cut, its duration;
+// its cost is money.test.ts's) and waitForRun, the loop that follows a run until it ends,
 // with fetch answered here (src/test-setup.ts stubs it).
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sendInBackground, session } from "./api";
-import { type Run, approvalPoll, cost, cut, duration, isFinal, replyOfRun, span, waitForRun } from "./runs";
+import { type Run, approvalPoll, cut, duration, isFinal, replyOfRun, span, waitForRun } from "./runs";
 
 const fetchMock = vi.mocked(fetch);
 let requests: Request[];
@@ -86,13 +86,6 @@ describe("a run in a list", () => {
     expect(duration(run("running", started), Date.parse("2026-01-01T00:00:01.250Z"))).toBe("250 ms so far");
     // Cancelled while queued: it never started.
     expect(duration(run("cancelled", { finishedAt: "2026-01-01T00:00:02Z" }))).toBe("—");
-  });
-
-  it("formats a cost, and its absence", () => {
-    expect(cost(null)).toBe("—");
-    expect(cost(0)).toBe("$0.00");
-    expect(cost(0.0042)).toBe("$0.0042");
-    expect(cost(1.5)).toBe("$1.50");
   });
 
   it("knows the final statuses", () => {

@@ -1,6 +1,6 @@
 // runs.ts: what the run pages, the approvals inbox and the playground
 // share about runs, apart from their views: which statuses are final, how
-// a run's input, duration and cost read in a list, waitForRun, the loop
+// a run's input and duration read in a list, waitForRun, the loop
 // that follows a run until it ends, and the calls that list the runs
 // waiting for a decision and decide them.
 import { api, call, type Schemas } from "./api";
@@ -84,12 +84,6 @@ export function duration(run: Pick<Run, "startedAt" | "finishedAt">, now = Date.
   const start = Date.parse(run.startedAt);
   if (run.finishedAt) return span(Date.parse(run.finishedAt) - start);
   return `${span(now - start)} so far`;
-}
-
-// cost formats a run's cost in dollars; "—" when unpriced.
-export function cost(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined) return "—";
-  return `$${usd.toFixed(usd !== 0 && usd < 0.01 ? 4 : 2)}`;
 }
 
 // runPath is a run page's route.

@@ -4,7 +4,11 @@
 import { type ComponentChildren, Fragment, type JSX } from "preact";
 import { useEffect, useId, useState } from "preact/hooks";
 import { ApiFailure, type Schemas } from "./api";
+import { budgetRefusal } from "./money";
 import { statusLabel } from "./runs";
+import { relative, when } from "./time";
+
+export { relative, when } from "./time";
 
 // go navigates to a hash route such as "/agents".
 export function go(route: string): void {
@@ -62,11 +66,15 @@ export function ErrorBox({ error }: { error: unknown }) {
     );
   }
   const wait = error.retryAt ? Math.max(0, Math.ceil((error.retryAt.getTime() - now) / 1000)) : undefined;
+  // A budget's refusal is said from its details: which budget, how much,
+  // when it resets, who can raise it.
+  const budget = error.code === "BUDGET_EXCEEDED" ? budgetRefusal(error.details) : undefined;
+  const advice = budget?.advice ?? explain[error.code];
   return (
     <div class="error" role="alert">
-      <strong>{error.code}</strong>: {error.message}
+      <strong>{error.code}</strong>: {budget?.text ?? error.message}
       {error.details.reason && !error.message.includes(error.details.reason) && <> ({error.details.reason})</>}
-      {explain[error.code] && <p>{explain[error.code]}</p>}
+      {advice && <p>{advice}</p>}
       {wait !== undefined && (
         <p class="retry">
           {wait > 0
@@ -536,29 +544,6 @@ export function size(bytes: number): string {
   if (bytes < 1000) return `${bytes} bytes`;
   if (bytes < 1_000_000) return `${(bytes / 1000).toFixed(1)} kB`;
   return `${(bytes / 1_000_000).toFixed(2)} MB`;
-}
-
-// when formats a timestamp of the API for people.
-export function when(ts: string): string {
-  return new Date(ts).toLocaleString();
-}
-
-// relative is how far a timestamp is from now, in words: "in 23 h 59 min",
-// "4 min ago", "in 30 s", "just now".
-export function relative(ts: string, now = Date.now()): string {
-  const ms = Date.parse(ts) - now;
-  const s = Math.round(Math.abs(ms) / 1000);
-  const [d, h, m] = [Math.floor(s / 86400), Math.floor((s % 86400) / 3600), Math.floor((s % 3600) / 60)];
-  if (s < 5) return ms >= 0 ? "in a moment" : "just now";
-  const amount =
-    s < 60
-      ? `${s} s`
-      : s < 3600
-        ? `${m} min`
-        : s < 86400
-          ? `${h} h${m ? ` ${m} min` : ""}`
-          : `${d} d${h ? ` ${h} h` : ""}`;
-  return ms >= 0 ? `in ${amount}` : `${amount} ago`;
 }
 
 // Relative is a timestamp as relative says it, kept current (every 15 s),

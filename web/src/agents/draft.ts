@@ -1,6 +1,7 @@
 // draft.ts: what the agent form edits (a Draft), made from an agent and
 // turned back into the members of a create or an update; the form's
-// sections are form.tsx, form-tools.tsx, form-mcp.tsx and form-asks.tsx.
+// sections are form.tsx, form-tools.tsx, form-mcp.tsx, form-asks.tsx and
+// form-budget.tsx.
 import type { Agent, Schemas } from "../api";
 import { jsonObjectOf, lines } from "../ui";
 
@@ -37,7 +38,17 @@ export type Draft = {
   // The memory switches the form shows; the other members of memory are
   // kept as they are.
   memory: MemoryDraft;
+  // settings.budget, in dollars as typed ("" for none).
+  budget: BudgetDraft;
 };
+
+// budgetKeys are the members of settings.budget.
+export const budgetKeys = ["daily", "monthly", "perUserDaily"] as const;
+
+export type BudgetDraft = Record<(typeof budgetKeys)[number], string>;
+
+// maxBudget is the largest budget the API takes, in dollars.
+const maxBudget = 1_000_000;
 
 // SectionProps are what each section of the agent form takes: the draft,
 // where a change of it goes, and the error to show by its fields.
@@ -113,6 +124,7 @@ export const emptyDraft: Draft = {
   allow: [],
   remotes: [],
   memory: memoryDefaults,
+  budget: { daily: "", monthly: "", perUserDaily: "" },
 };
 
 // headersOf are headers as the form edits them, and back.
@@ -166,7 +178,32 @@ export function draftOf(a: Agent): Draft {
       rememberUsers: a.memory?.rememberUsers ?? memoryDefaults.rememberUsers,
       rememberConversations: a.memory?.rememberConversations ?? memoryDefaults.rememberConversations,
     },
+    budget: budgetDraftOf(a.settings.budget),
   };
+}
+
+function budgetDraftOf(b: Schemas["Budget"] | undefined): BudgetDraft {
+  const text = (v: number | undefined) => (v === undefined ? "" : String(v));
+  return { daily: text(b?.daily), monthly: text(b?.monthly), perUserDaily: text(b?.perUserDaily) };
+}
+
+// budgetProblem is what is wrong with a budget as typed, as the API would
+// refuse it: a number of dollars above 0 and at most 1,000,000, or empty
+// for none.
+export function budgetProblem(text: string): string | undefined {
+  const t = text.trim();
+  if (!t) return undefined;
+  const v = Number(t);
+  if (!Number.isFinite(v)) return "A budget is a number of dollars, such as 5 or 0.50.";
+  if (v <= 0) return "A budget is more than $0: leave it empty for none.";
+  if (v > maxBudget) return "A budget is at most $1,000,000.";
+  return undefined;
+}
+
+// budgetOf is settings.budget as the form has it: the members typed,
+// as numbers (check budgetProblem first).
+function budgetOf(b: BudgetDraft): Schemas["Budget"] {
+  return Object.fromEntries(budgetKeys.filter((k) => b[k].trim()).map((k) => [k, Number(b[k].trim())]));
 }
 
 // parametersOf is an action's parameters: undefined when the text is
@@ -180,6 +217,10 @@ export function parametersOf(text: string): Schemas["JSONObject"] | undefined | 
 // JSON of parameters, names that would overwrite each other) and returns
 // the input to focus and what is wrong, or undefined when all is well.
 export function problemOf(d: Draft): { id: string; error: Error } | undefined {
+  for (const k of budgetKeys) {
+    const p = budgetProblem(d.budget[k]);
+    if (p) return { id: `budget-${k}`, error: new Error(p) };
+  }
   for (const [i, a] of d.actions.entries()) {
     const p = parametersOf(a.parameters);
     if (p instanceof Error)
@@ -225,8 +266,10 @@ function namedProblem(
 // modelSettings and plugins). Check problemOf(d) first: parameters must
 // parse.
 export function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"] {
+  const tools = toolMembersOf(d, agent);
   return {
-    ...toolMembersOf(d, agent),
+    ...tools,
+    ...budgetMembersOf(d, tools.settings ?? agent?.settings, agent),
     ...memoryMembersOf(d, agent),
     name: d.name,
     bio: lines(d.bio),
@@ -238,6 +281,23 @@ export function membersOf(d: Draft, agent?: Agent): Schemas["AgentUpdateRequest"
     clients: d.clients,
     deleteProtection: d.deleteProtection,
   };
+}
+
+// budgetMembersOf is settings with the form's budget when it differs from
+// the agent's (none when creating): settings is replaced whole, so it is
+// the settings already built (the tools section's) or the agent's, every
+// other member kept, secrets masked as Get Agent gave them (which keeps
+// them). Else nothing, so an untouched form changes nothing.
+function budgetMembersOf(
+  d: Draft,
+  settings: Schemas["Settings"] | undefined,
+  agent?: Agent,
+): Schemas["AgentUpdateRequest"] {
+  const budget = budgetOf(d.budget);
+  const before = agent?.settings.budget ?? {};
+  if (budgetKeys.every((k) => budget[k] === before[k])) return {};
+  const { budget: _, ...rest } = settings ?? {};
+  return { settings: { ...rest, ...(Object.keys(budget).length ? { budget } : {}) } as Schemas["Settings"] };
 }
 
 // memoryMembersOf is the memory member when the form changed a switch of

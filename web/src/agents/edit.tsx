@@ -1,8 +1,9 @@
-// edit.tsx: the agent's settings page: the agent form, the whole agent
-// as JSON, its tools, export and delete.
+// edit.tsx: the agent's settings page: its spend against its budgets, the
+// agent form, the whole agent as JSON, its tools, export and delete.
 import { useEffect, useState } from "preact/hooks";
 import { type Agent, ApiFailure, api, call, type Schemas } from "../api";
 import { type Action, useAction } from "../hooks";
+import { AgentSpend } from "../spend";
 import { Confirm, ErrorBox, go } from "../ui";
 import { type Draft, draftOf, membersOf } from "./draft";
 import { AgentForm } from "./form";
@@ -54,6 +55,7 @@ export function AgentEdit({ agent, onSaved }: { agent: Agent; onSaved: () => voi
 
   return (
     <div class="edit">
+      <AgentSpend agent={agent} />
       <section aria-labelledby="form-title">
         <h2 id="form-title">Edit</h2>
         <AgentForm

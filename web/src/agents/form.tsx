@@ -1,10 +1,12 @@
 // form.tsx: the agent form of create and edit, and its memory section;
-// its tools section is form-tools.tsx, the agents it may ask form-asks.tsx.
+// its tools section is form-tools.tsx, the agents it may ask form-asks.tsx,
+// its budget form-budget.tsx.
 import { useState } from "preact/hooks";
 import type { Schemas } from "../api";
 import { Choices, ErrorBox, Group, SelectField, TextArea, TextField, useFocusRefused } from "../ui";
 import { type Draft, type SectionProps, type MemoryDraft, problemOf } from "./draft";
 import { AsksFields } from "./form-asks";
+import { BudgetFields } from "./form-budget";
 import { ToolsFields } from "./form-tools";
 
 // providers are the model providers an agent may name.
@@ -100,6 +102,7 @@ export function AgentForm(props: {
       <MemoryFields draft={d} onChange={onChange} error={error} />
       <ToolsFields draft={d} onChange={onChange} error={error} />
       <AsksFields draft={d} onChange={onChange} error={error} self={props.agentId} />
+      <BudgetFields draft={d} onChange={onChange} error={error} />
       {props.withStatus && (
         <SelectField
           id="status"
