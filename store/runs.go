@@ -51,7 +51,7 @@ type runRow struct {
 	// OwnCostMicros is what the run's own calls cost so far, and
 	// StepCostMicros what of it the rollups do not hold yet: what a budget
 	// check counts of a run not finished (see BudgetSpend).
-	OwnCostMicros  int64 `gorm:"not null;default:0"`
+	OwnCostMicros  int64 `gorm:"not null;default:0;index:idx_runs_agent_user_created,priority:4"`
 	StepCostMicros int64 `gorm:"not null;default:0"`
 }
 

@@ -1,7 +1,8 @@
 -- Budgets. A run's spend so far, so a budget check counts the runs still
 -- running: own_cost_micros is what its own provider calls cost (its
 -- stored steps while it runs, its reply's whole cost once stored; the
--- per-user daily budget sums it over the user's runs of the day),
+-- per-user daily budget sums it over the user's runs of the day, from
+-- idx_runs_agent_user_created alone),
 -- step_cost_micros what of it the hourly rollups do not hold yet (zeroed
 -- when the reply's cost goes to them, in the same transaction), summed
 -- over the few runs not finished through idx_runs_status.
@@ -12,7 +13,7 @@
 -- +goose Up
 ALTER TABLE `runs` ADD COLUMN `own_cost_micros` integer NOT NULL DEFAULT 0;
 ALTER TABLE `runs` ADD COLUMN `step_cost_micros` integer NOT NULL DEFAULT 0;
-CREATE INDEX `idx_runs_agent_user_created` ON `runs`(`agent_id`,`user_id`,`created_at`);
+CREATE INDEX `idx_runs_agent_user_created` ON `runs`(`agent_id`,`user_id`,`created_at`,`own_cost_micros`);
 CREATE INDEX `idx_runs_status` ON `runs`(`status`);
 CREATE TABLE `budget_alerts` (
     `account_id` text NOT NULL,
