@@ -13,10 +13,11 @@ import (
 
 // A budget check compares the database's spend as of the check, the same
 // figure on every replica: the hourly rollups, which each stored reply
-// adds its cost to (the hours past read once, see pastSpend), plus what the runs not finished have
-// spent in their stored steps (runs.step_cost_micros, zeroed when their
-// reply's cost reaches the rollups in the same transaction). A user's day
-// is read from the user's runs of the day (runs.own_cost_micros).
+// adds its cost to (the hours past read once, see pastSpend), plus what
+// the runs not finished have spent in their stored steps
+// (runs.step_cost_micros, zeroed when their reply's cost reaches the
+// rollups in the same transaction). A user's day is read from the user's
+// runs of the day (runs.own_cost_micros, from its index alone).
 
 // budgetAlertRow is a row of budget_alerts: one alert sent, keyed by its
 // budget, window and percent, so only one transaction ever inserts it.
@@ -72,9 +73,10 @@ func (s Analytics) budgetSpend(db *gorm.DB, q domain.SpendQuery) (domain.BudgetS
 // selects and the unfinished runs runs selects, both with arg (key names
 // them for pastSpend). A run not finished counts in both windows, whenever
 // it began: its steps were paid for by now. The runs are found through
-// idx_runs_status, the few not finished: runs names its column as an
-// expression (col || ”), so no index on it, which would walk every run
-// of the agent or account, is chosen instead.
+// idx_runs_status, the few not finished: runs names its column inside an
+// expression (the column joined with an empty string), so the planner
+// chooses no index on that column, which would walk every run of the
+// agent or account.
 func (s Analytics) windowSpend(db *gorm.DB, key string, day, month time.Time, rollups, runs string, arg any) (int64, int64, error) {
 	cutoff := s.now().Truncate(time.Hour).Add(-time.Hour)
 	if cutoff.Before(month) {
