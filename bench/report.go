@@ -194,7 +194,8 @@ func (r *report) write(w io.Writer) error {
 	}
 	b.WriteString("\n## Recall\n\nOne agent's recall of the 5 best memories (of its user and agent-wide) or knowledge chunks for a message, " +
 		"in process, the embedding call excluded (an instant embedder of 1,536 dimensions); " +
-		fmt.Sprint(recallRounds) + " recalls a point.\n\n| backend | items | held | ranking | p50 | p95 |\n|---|---|---|---|---|---|\n")
+		fmt.Sprint(recallRounds) + " recalls a point. On PostgreSQL the tables are analyzed after seeding, as autovacuum would " +
+		"within a minute, and auto_explain logs the plan of any statement over 10 ms to the server's log.\n\n| backend | items | held | ranking | p50 | p95 |\n|---|---|---|---|---|---|\n")
 	for _, p := range r.recall {
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", p.backend, p.what, p.items, p.ranking, ms(p.p50), ms(p.p95))
 	}

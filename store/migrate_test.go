@@ -49,8 +49,8 @@ func rawDB(t *testing.T, dsn string) *gorm.DB {
 // schemaOf describes the tables of db, goose's aside, one sorted line per
 // column, index and constraint, in terms that do not depend on the order
 // or spelling the tables were created with. The full-text objects (named
-// fts_: SQLite's FTS4 tables with their shadow tables, PostgreSQL's GIN
-// expression indexes) are left out too: the migrations create them by hand
+// fts_: SQLite's FTS4 tables with their shadow tables, PostgreSQL's stored
+// vectors and their GIN indexes) are left out too: the migrations create them by hand
 // and no model can express them, so AutoMigrate's schema never has them.
 func schemaOf(t *testing.T, db *gorm.DB) []string {
 	t.Helper()
@@ -58,7 +58,8 @@ func schemaOf(t *testing.T, db *gorm.DB) []string {
 	queries := []string{
 		`SELECT table_name || '.' || column_name || ' ' || data_type || ' nullable=' || is_nullable ||
 			' default=' || COALESCE(column_default, '') || ' collate=' || COALESCE(collation_name, '')
-			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> 'goose_db_version'`,
+			FROM information_schema.columns WHERE table_schema = current_schema() AND table_name <> 'goose_db_version'
+			AND column_name NOT LIKE 'fts\_%'`,
 		`SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND tablename <> 'goose_db_version'
 			AND indexname NOT LIKE 'fts\_%'`,
 		`SELECT conrelid::regclass::text || ' ' || conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint

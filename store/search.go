@@ -63,8 +63,7 @@ func queryTerms(terms []string) []string {
 // (cleaned, at least one), through the full-text index.
 func (s *core) matchAny(q *gorm.DB, table string, terms []string) *gorm.DB {
 	if s.postgres {
-		// The expression must be the index's for PostgreSQL to use it.
-		return q.Where("to_tsvector('simple', "+table+".terms) @@ to_tsquery('simple', ?)", strings.Join(terms, " | "))
+		return q.Where(table+".fts_vector @@ to_tsquery('simple', ?)", strings.Join(terms, " | "))
 	}
 	fts := "fts_" + table
 	return q.Where(table+".rowid IN (SELECT docid FROM "+fts+" WHERE "+fts+" MATCH ?)", strings.Join(terms, " OR "))
