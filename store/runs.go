@@ -28,7 +28,7 @@ type runRow struct {
 	Reply          string     `gorm:"type:text;not null;default:''"`
 	ErrorCode      string     `gorm:"not null;default:''"`
 	ErrorMessage   string     `gorm:"type:text;not null;default:''"`
-	ParentRunID    string     `gorm:"not null;default:''"`
+	ParentRunID    string     `gorm:"not null;default:'';index:idx_runs_parent"`
 	ScheduleID     string     `gorm:"not null;default:''"`
 	Strategy       string     `gorm:"not null"`
 	Attempts       int        `gorm:"not null;default:0"`
