@@ -421,13 +421,13 @@ func (h *Handler) begin(ctx context.Context, c Call, in sendRequest,
 	}
 	task, terr := h.cfg.Tasks.CreateA2ATask(ctx, c.AccountID, domain.A2ATask{AgentID: c.AgentID, ContextID: in.ContextID,
 		RequestMessageID: in.MessageID, RequestText: in.Text})
-	switch {
-	case terr != nil && t != nil:
-		t.Release()
-		fallthrough
-	case terr != nil:
+	if terr != nil {
+		if t != nil { // a refused message has no turn to release
+			t.Release()
+		}
 		return nil, domain.A2ATask{}, h.explain(terr, c.RequestID)
-	case refused:
+	}
+	if refused {
 		// A spent budget is the task's failure, as a failed run is: the
 		// client reads why in its status, code first.
 		return nil, h.finish(ctx, c, task, turn.Result{}, err, false), nil
