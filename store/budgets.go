@@ -84,20 +84,17 @@ func (s Analytics) windowSpend(db *gorm.DB, key string, day, month time.Time, ro
 	}
 	past, ok := s.past.get(key, cutoff)
 	if !ok {
-		err := db.Raw(`SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day,
-			COALESCE(SUM(h.cost_micros), 0) AS month FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ? AND h.hour < ?`,
-			day, arg, month, cutoff).Scan(&past).Error
+		err := db.Raw(`SELECT `+spendColumns+` FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ? AND h.hour < ?`,
+			day, arg, month, cutoff).Scan(&past.spendSums).Error
 		if err != nil {
 			return 0, 0, err
 		}
 		s.past.put(key, cutoff, past)
 	}
-	var sums struct{ DayMicros, MonthMicros, Running int64 }
-	err := db.Raw(`SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day_micros,
-		COALESCE(SUM(h.cost_micros), 0) AS month_micros,
-		(SELECT COALESCE(SUM(step_cost_micros), 0) FROM runs WHERE `+runs+` AND status IN ?) AS running
-		FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ?`, day, arg, activeStatuses, arg, cutoff).Scan(&sums).Error
-	return past.Day + sums.DayMicros + sums.Running, past.Month + sums.MonthMicros + sums.Running, err
+	var recent struct{ DayMicros, MonthMicros, Running int64 }
+	err := db.Raw(`SELECT `+spendColumns+`, (SELECT COALESCE(SUM(step_cost_micros), 0) FROM runs WHERE `+runs+` AND status IN ?) AS running
+		FROM agent_hour_stats h WHERE `+rollups+` AND h.hour >= ?`, day, arg, activeStatuses, arg, cutoff).Scan(&recent).Error
+	return past.DayMicros + recent.DayMicros + recent.Running, past.MonthMicros + recent.MonthMicros + recent.Running, err
 }
 
 // pastSpend keeps, per agent or account, what the rollups of this month
@@ -114,8 +111,8 @@ type pastSpend struct {
 
 // pastSums are a key's sums before cutoff.
 type pastSums struct {
-	cutoff     time.Time
-	Day, Month int64
+	cutoff time.Time
+	spendSums
 }
 
 func newPastSpend() *pastSpend { return &pastSpend{sums: map[string]pastSums{}} }

@@ -21,17 +21,23 @@ func spendWindows(now time.Time) (day, nextDay, month, nextMonth time.Time) {
 	return day, day.AddDate(0, 0, 1), month, month.AddDate(0, 1, 0)
 }
 
-// spendSQL sums a month's cost and the part of it from the day on, over
-// the hourly rows the caller's FROM and WHERE select.
-const spendSQL = `SELECT COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day_micros,
-	COALESCE(SUM(h.cost_micros), 0) AS month_micros FROM agent_hour_stats h `
+// spendColumns sum the cost of the hourly rows of agent_hour_stats h a
+// query selects, and the part of it from its first argument (the day's
+// start) on: every spend figure, shown or checked against a budget, is
+// read with them.
+const spendColumns = `COALESCE(SUM(CASE WHEN h.hour >= ? THEN h.cost_micros ELSE 0 END), 0) AS day_micros,
+	COALESCE(SUM(h.cost_micros), 0) AS month_micros`
 
-// readSpend runs spendSQL over the rows where (with args) selects, as of
-// the store's clock.
+// spendSums are what spendColumns read.
+type spendSums struct{ DayMicros, MonthMicros int64 }
+
+// readSpend sums the month's rows where (with args) selects, as of the
+// store's clock.
 func (s Analytics) readSpend(ctx context.Context, where string, args ...any) (domain.Spend, error) {
 	day, nextDay, month, nextMonth := spendWindows(s.now())
-	var sums struct{ DayMicros, MonthMicros int64 }
-	err := s.read(ctx).Raw(spendSQL+where+" AND h.hour >= ?", append(append([]any{day}, args...), month)...).Scan(&sums).Error
+	var sums spendSums
+	err := s.read(ctx).Raw("SELECT "+spendColumns+" FROM agent_hour_stats h "+where+" AND h.hour >= ?",
+		append(append([]any{day}, args...), month)...).Scan(&sums).Error
 	return domain.Spend{DayMicros: sums.DayMicros, MonthMicros: sums.MonthMicros, DayResetsAt: nextDay,
 		MonthResetsAt: nextMonth}, err
 }
