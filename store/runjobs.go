@@ -50,18 +50,13 @@ func (s *core) scheduleRunJob(tx *gorm.DB, id string, at time.Time) error {
 }
 
 // sqlTxOf is the database/sql transaction under the GORM transaction tx:
-// a plain *sql.Tx, one of SQLite's stmtPool, or one of GORM's prepared
-// statement mode (PostgreSQL).
+// a plain *sql.Tx (PostgreSQL) or one of SQLite's stmtPool.
 func sqlTxOf(tx *gorm.DB) (*sql.Tx, error) {
 	switch p := tx.Statement.ConnPool.(type) {
 	case *sql.Tx:
 		return p, nil
 	case *stmtTx:
 		return p.tx, nil
-	case *gorm.PreparedStmtTX:
-		if t, ok := p.Tx.(*sql.Tx); ok {
-			return t, nil
-		}
 	}
 	return nil, fmt.Errorf("no *sql.Tx under the transaction's %T", tx.Statement.ConnPool)
 }

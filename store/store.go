@@ -107,22 +107,17 @@ func gormConfig() *gorm.Config {
 	}
 }
 
-// postgresConfig is gormConfig with GORM's PrepareStmt mode: every query
-// is one of a few dozen shapes, and preparing each once per connection
-// saves re-parsing it on every call. The cap bounds the cache should a
-// query shape ever vary (e.g. an IN list's length). SQLite's pools use a
-// stmtPool instead (see usePreparedStatements); on PostgreSQL one stalled
-// concurrent transactions that lock one row until the statement timeout,
-// for a cause not yet found, so PostgreSQL keeps GORM's mode, which
-// prepares a transaction's statements again in every transaction.
-func postgresConfig() *gorm.Config {
-	c := gormConfig()
-	c.PrepareStmt, c.PrepareStmtMaxSize = true, 512
-	return c
-}
-
+// openPostgres opens the store's pool on PostgreSQL. Statements are
+// prepared by pgx, once per connection, in its own cache (its default
+// query mode), never by GORM. GORM's PrepareStmt mode prepares a query first met outside a
+// transaction on the pool, which waits for a free connection, and makes
+// every transaction that meets the same query meanwhile wait for that
+// preparation while holding its connection: once the pool's connections
+// were all held so, nothing moved again (64 messages at once did it; see
+// TestPostgresReadNeverStallsTheTransactions). A stmtPool, as SQLite's
+// pools use (see usePreparedStatements), prepares on the pool too.
 func (s *core) openPostgres(ctx context.Context, dsn string) error {
-	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), postgresConfig())
+	db, err := gorm.Open(postgres.Open(withStatementTimeout(dsn, s.pool.StatementTimeout)), gormConfig())
 	if err != nil {
 		return wrap("open postgres", err)
 	}
