@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -84,24 +85,25 @@ type agentUpdate struct {
 	status    *domain.Status
 	ifVersion int64
 
-	row     agentRow      // the agent as it will be
-	read    int64         // its version when read
-	from    domain.Status // its status when read
+	row     agentRow // the agent as it will be
+	before  agentRow // the agent as read
+	read    int64    // its version when read
 	stored  map[string]json.RawMessage
 	changes []string
 	write   bool
 }
 
-// plan reads the agent through db and works out the update.
+// plan reads the agent through db and works out the update. The stored
+// document is not read: an update renders it again.
 func (u *agentUpdate) plan(db *gorm.DB) error {
 	u.row = agentRow{}
-	if err := db.Take(&u.row, "id = ? AND account_id = ?", u.id, u.accountID).Error; err != nil {
+	if err := db.Omit("document").Take(&u.row, "id = ? AND account_id = ?", u.id, u.accountID).Error; err != nil {
 		return err
 	}
 	if err := checkVersion(u.row.Version, u.ifVersion); err != nil {
 		return err
 	}
-	u.read, u.from = u.row.Version, domain.Status(u.row.Status)
+	u.before, u.read = u.row, u.row.Version
 	var err error
 	u.stored, u.changes, u.write, err = u.s.mergeUpdate(&u.row, u.in, u.status)
 	return err
@@ -109,14 +111,15 @@ func (u *agentUpdate) plan(db *gorm.DB) error {
 
 // save writes the planned row unless the agent moved since it was read.
 func (u *agentUpdate) save(tx *gorm.DB, emit emitFunc) error {
-	res := tx.Model(&agentRow{}).Where("id = ? AND version = ?", u.id, u.read).Updates(updatedColumns(&u.row, u.from))
+	set, args := updatedColumns(&u.row, &u.before)
+	res := tx.Exec("UPDATE agents SET "+set+" WHERE id = ? AND version = ?", append(args, u.id, u.read)...)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
 		return errVersionMoved
 	}
-	return emitUpdate(emit, toAgentFields(u.row, u.stored), u.from, u.changes)
+	return emitUpdate(emit, toAgentFields(u.row, u.stored), domain.Status(u.before.Status), u.changes)
 }
 
 // result is what UpdateAgent returns once the update ended with err.
@@ -292,27 +295,57 @@ func saveStatus(tx *gorm.DB, row *agentRow) error {
 	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(statusColumns(row)).Error
 }
 
-// updatedColumns are the columns an update of row writes: its fields, and
-// its status columns when its status moved from from. An update that
-// leaves the status alone leaves them alone too, so a cool-down set by
-// MarkAgentError meanwhile, which keeps the version, stays.
-func updatedColumns(row *agentRow, from domain.Status) map[string]any {
-	cols := map[string]any{
-		"version":      row.Version,
-		"document":     row.Document,
-		"document_rev": row.DocumentRev,
+// updatedColumns are the SET list of an update of row, read as before,
+// and its arguments: the fields and the document, rendered again, and
+// each other column whose value moved, in a fixed order (so that each
+// combination is one prepared statement). A column left alone is not
+// written, and an index over none that moved is not touched: a PATCH of
+// the goals rewrites neither the name's index nor the status's. The
+// status columns are written together when the status moved: a
+// cool-down set by MarkAgentError meanwhile, which keeps the version, is
+// kept by an update that leaves the status alone.
+func updatedColumns(row, before *agentRow) (string, []any) {
+	var set strings.Builder
+	var args []any
+	add := func(column string, v any) {
+		if set.Len() > 0 {
+			set.WriteString(", ")
+		}
+		set.WriteString(column + " = ?")
+		args = append(args, v)
 	}
-	if domain.Status(row.Status) != from {
-		cols = statusColumns(row)
+	add("fields", row.Fields)
+	add("document", row.Document)
+	add("document_rev", row.DocumentRev)
+	if row.Version != before.Version {
+		add("version", row.Version)
 	}
-	cols["name"] = row.Name
-	cols["model_provider"] = row.ModelProvider
-	cols["model"] = row.Model
-	cols["delete_protection"] = row.DeleteProtection
-	cols["fields"] = row.Fields
-	cols["clients"] = row.Clients
-	cols["updated_at"] = row.UpdatedAt
-	return cols
+	if !row.UpdatedAt.Equal(before.UpdatedAt) {
+		add("updated_at", row.UpdatedAt)
+	}
+	if row.Name != before.Name {
+		add("name", row.Name)
+	}
+	if row.ModelProvider != before.ModelProvider {
+		add("model_provider", row.ModelProvider)
+	}
+	if row.Model != before.Model {
+		add("model", row.Model)
+	}
+	if row.DeleteProtection != before.DeleteProtection {
+		add("delete_protection", row.DeleteProtection)
+	}
+	if row.Clients != before.Clients {
+		add("clients", row.Clients)
+	}
+	if row.Status != before.Status {
+		add("status", row.Status)
+		add("status_reason", row.StatusReason)
+		add("retry_at", row.RetryAt)
+		add("error_since", row.ErrorSince)
+		add("error_millis", row.ErrorMillis)
+	}
+	return set.String(), args
 }
 
 // statusColumns are the columns a status change writes. Updates with a map
