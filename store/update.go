@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"sort"
@@ -47,7 +48,7 @@ func (s Agents) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	}
 	u := agentUpdate{s: s.core, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
 	for range optimisticUpdates {
-		if err := u.plan(s.read(ctx)); err != nil || !u.write {
+		if err := u.plan(s.read(ctx), false); err != nil || !u.write {
 			return u.result(wrap("update agent", err))
 		}
 		err := s.writeEventsVia(s.writeGrouped, ctx, "update agent", u.save)
@@ -58,7 +59,7 @@ func (s Agents) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	// The agent kept changing between the read and the write: this time
 	// read it under the write's lock.
 	return u.result(s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
-		if err := u.plan(forUpdate(tx)); err != nil || !u.write {
+		if err := u.plan(tx, true); err != nil || !u.write {
 			return err
 		}
 		return u.save(tx, emit)
@@ -93,18 +94,40 @@ type agentUpdate struct {
 	write   bool
 }
 
-// plan reads the agent through db and works out the update. The stored
-// document is not read: an update renders it again.
-func (u *agentUpdate) plan(db *gorm.DB) error {
+// planAgentSQL reads what an update works from: every column of the
+// agent but its document, which the update renders again. Written out:
+// GORM built it, and scanned the row by reflection, on every update.
+const planAgentSQL = `SELECT id, account_id, name, model_provider, model, delete_protection, status, status_reason,
+	retry_at, fields, clients, created_at, updated_at, total_messages, total_conversations, error_since,
+	error_millis, version, document_rev, knowledge_docs FROM agents WHERE id = ? AND account_id = ?`
+
+// planColumns are where planAgentSQL's columns go in r.
+func (r *agentRow) planColumns() []any {
+	return []any{&r.ID, &r.AccountID, &r.Name, &r.ModelProvider, &r.Model, &r.DeleteProtection, &r.Status,
+		&r.StatusReason, &r.RetryAt, &r.Fields, &r.Clients, &r.CreatedAt, &r.UpdatedAt, &r.TotalMessages,
+		&r.TotalConversations, &r.ErrorSince, &r.ErrorMillis, &r.Version, &r.DocumentRev, &r.KnowledgeDocs}
+}
+
+// plan reads the agent through db, locking its row when lock (on
+// PostgreSQL; SQLite's writer is exclusive already), and works out the
+// update.
+func (u *agentUpdate) plan(db *gorm.DB, lock bool) error {
+	query := planAgentSQL
+	if lock && u.s.postgres {
+		query += " FOR UPDATE"
+	}
 	u.row = agentRow{}
-	if err := db.Omit("document").Take(&u.row, "id = ? AND account_id = ?", u.id, u.accountID).Error; err != nil {
+	err := db.Raw(query, u.id, u.accountID).Row().Scan(u.row.planColumns()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return gorm.ErrRecordNotFound
+	}
+	if err != nil {
 		return err
 	}
 	if err := checkVersion(u.row.Version, u.ifVersion); err != nil {
 		return err
 	}
 	u.before, u.read = u.row, u.row.Version
-	var err error
 	u.stored, u.changes, u.write, err = u.s.mergeUpdate(&u.row, u.in, u.status)
 	return err
 }
