@@ -7,7 +7,9 @@
 // character's members that shape the prompt are llm's (llm.CharacterFrom),
 // settings.secrets is sealed by the store and masked by server/, and
 // server/ normalizes the members of a request body before they become a
-// document. It imports nothing of agentd and no database code.
+// document, each written in the canonical form the store keeps
+// (AppendCanonical, IsCanonical). It imports nothing of agentd and no
+// database code.
 package agent
 
 import (

@@ -16,11 +16,15 @@ import (
 // CreateAgent stores a new agent within the account's quota.
 func (s *Server) CreateAgent(ctx context.Context, req gen.CreateAgentRequestObject) (gen.CreateAgentResponseObject, error) {
 	p := principalFrom(ctx)
-	raw, bundle, err := takeBundle(*req.Body)
+	members, raw, err := agentBodyOf(ctx, req.Body)
 	if err != nil {
 		return nil, err
 	}
-	body, err := s.parseAgentBody(raw, true)
+	bundle, err := takeBundle(members, raw)
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.parseAgentBody(members, true)
 	if err == nil {
 		err = s.checkAllowed(ctx, p.Account.ID, body.fields)
 	}
@@ -96,7 +100,11 @@ func (s *Server) GetAgent(ctx context.Context, req gen.GetAgentRequestObject) (g
 
 // UpdateAgent replaces the members present in the body.
 func (s *Server) UpdateAgent(ctx context.Context, req gen.UpdateAgentRequestObject) (gen.UpdateAgentResponseObject, error) {
-	body, err := s.parseAgentBody(*req.Body, false)
+	members, _, err := agentBodyOf(ctx, req.Body)
+	if err != nil {
+		return nil, err
+	}
+	body, err := s.parseAgentBody(members, false)
 	accountID := principalFrom(ctx).Account.ID
 	if err == nil {
 		err = s.checkAllowed(ctx, accountID, body.fields)

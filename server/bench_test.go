@@ -2,14 +2,17 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentd/agentd/domain"
 	"github.com/agentd/agentd/gen"
 	"github.com/agentd/agentd/llm/llmtest"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -146,4 +149,70 @@ func BenchmarkSSETokenEvent(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchAgentBody is the ~1 KB agent the bench's Create sends (bench/run.go).
+const benchAgentBody = `{"name":"Fozzie","modelProvider":"openai","model":"gpt-4o-mini",` +
+	`"system":"You are Fozzie Bear, a stand-up comedian who never gives up on a joke.",` +
+	`"bio":["Aspiring comedian with a heart of gold","Performs at the El Sleazo Cafe every night","Wears a polka-dot tie and a small brown hat"],` +
+	`"lore":["Started small in a touring show","Once shared a stage with a frog and a pig","Keeps a rubber chicken for emergencies"],` +
+	`"knowledge":["Puns","Timing","Hecklers and how to survive them","The history of vaudeville"],` +
+	`"goals":["Make people laugh","Land a joke in front of Statler and Waldorf"],` +
+	`"topics":["comedy","theatre","friendship"],"adjectives":["optimistic","earnest","nervous"],` +
+	`"clients":["discord","telegram"],` +
+	`"personality":{"traits":["optimistic","loyal","persistent"],"tone":"cheerful"},` +
+	`"style":{"all":["short sentences","ends jokes with wocka wocka"],"chat":["friendly"],"post":["upbeat"]},` +
+	`"modelSettings":{"temperature":0.7,"topP":0.9,"maxTokens":300}}`
+
+// benchConcurrent runs req from 16 clients at once, as the bench's
+// 16-connection point does.
+func benchConcurrent(b *testing.B, h *harness, req func(i int64) request, want int) {
+	b.Helper()
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(16 / runtime.GOMAXPROCS(0))
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			rec := httptest.NewRecorder()
+			h.srv.Handler().ServeHTTP(rec, h.httpRequest(req(n.Add(1))))
+			if rec.Code != want {
+				b.Errorf("%d %s", rec.Code, rec.Body)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkCreateAgentConcurrent creates the bench's agent from 16
+// clients at once.
+func BenchmarkCreateAgentConcurrent(b *testing.B) {
+	h := newHarness(b)
+	// The bench's accounts have a quota that never binds.
+	if _, err := h.store.Accounts().CreateAccount(context.Background(), domain.Account{Name: "bench", Tier: domain.TierEnterprise,
+		RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1 << 30}); err != nil {
+		b.Fatal(err)
+	}
+	key := h.newKey("bench", domain.ScopeWrite)
+	benchConcurrent(b, h, func(int64) request {
+		return request{method: "POST", path: "/v1/agents", key: key, body: benchAgentBody}
+	}, http.StatusCreated)
+}
+
+// BenchmarkUpdateAgentConcurrent PATCHes the goals of 1,000 of the
+// bench's agents from 16 clients at once, as the bench's PATCH does.
+func BenchmarkUpdateAgentConcurrent(b *testing.B) {
+	h := newHarness(b)
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(benchAgentBody), &fields); err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 1000)
+	for i := range ids {
+		ids[i] = h.createAgent(fields)
+	}
+	benchConcurrent(b, h, func(i int64) request {
+		return request{method: "PATCH", path: "/v1/agents/" + ids[(i*7919)%int64(len(ids))], key: h.writeKey,
+			body: `{"goals":["goal ` + strconv.FormatInt(i, 10) + `"]}`}
+	}, http.StatusOK)
 }

@@ -111,23 +111,23 @@ func (s *Server) bundleHistory(ctx context.Context, a domain.Agent) (*[]gen.Bund
 	return &out, nil
 }
 
-// takeBundle removes the agentd member from a Create Agent body and
-// decodes it; nil when the body has none. The validator checked its shape.
-func takeBundle(raw json.RawMessage) (json.RawMessage, *gen.AgentBundle, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return nil, nil, invalidRequest("body", "must be a JSON object")
-	}
-	b, ok := members["agentd"]
-	if !ok {
-		return raw, nil, nil
+// takeBundle removes the agentd member from members, a Create Agent body
+// as the validator decoded it from raw, and returns it decoded from raw's
+// bytes; nil when the body has none. The validator checked its shape.
+func takeBundle(members map[string]any, raw json.RawMessage) (*gen.AgentBundle, error) {
+	if _, ok := members["agentd"]; !ok {
+		return nil, nil
 	}
 	delete(members, "agentd")
-	var bundle gen.AgentBundle
-	if err := json.Unmarshal(b, &bundle); err != nil {
-		return nil, nil, invalidRequest("agentd", "must be an agentd bundle")
+	var whole map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &whole); err != nil {
+		return nil, invalidRequest("body", "must be a JSON object")
 	}
-	return mustJSON(members), &bundle, nil
+	var bundle gen.AgentBundle
+	if err := json.Unmarshal(whole["agentd"], &bundle); err != nil {
+		return nil, invalidRequest("agentd", "must be an agentd bundle")
+	}
+	return &bundle, nil
 }
 
 // createWithBundle creates an agent of fields with the memories, knowledge

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,14 +17,13 @@ type agentBody struct {
 	status *domain.Status
 }
 
-// parseAgentBody splits a validated body into members, normalises the
-// ElizaOS shorthands (bio as a string, plugins as names), fills the default
-// provider and model on create, and checks what the schema cannot say.
-func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, error) {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil {
-		return agentBody{}, invalidRequest("body", "must be a JSON object")
-	}
+// parseAgentBody takes the members of a validated body, as the validator
+// decoded it (agentBodyOf), normalises the ElizaOS shorthands (bio as a
+// string, plugins as names), fills the default provider and model on
+// create, checks what the schema cannot say, and writes each member in
+// the canonical form the store keeps, so that it is decoded only once.
+// It changes members.
+func (s *Server) parseAgentBody(members map[string]any, creating bool) (agentBody, error) {
 	for _, name := range s.members.readOnly {
 		delete(members, name)
 	}
@@ -39,15 +37,15 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if st, ok := members["status"]; ok {
 		delete(members, "status")
 		if !creating {
-			var status domain.Status
-			if err := json.Unmarshal(st, &status); err != nil {
+			status, ok := st.(string)
+			if !ok && st != nil {
 				return agentBody{}, invalidRequest("status", "must be a string")
 			}
-			body.status = &status
+			body.status = (*domain.Status)(&status)
 		}
 	}
 	for name, v := range members {
-		if isJSONNull(v) {
+		if v == nil {
 			return agentBody{}, invalidRequest(name, "must not be null")
 		}
 	}
@@ -57,8 +55,12 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 	if err := s.applyModelDefaults(members, creating); err != nil {
 		return agentBody{}, err
 	}
-	doc := agent.Document(members)
-	err := doc.ValidateMembers()
+	fields, err := canonicalMembers(members)
+	if err != nil {
+		return agentBody{}, err
+	}
+	doc := agent.Document(fields)
+	err = doc.ValidateMembers()
 	if err == nil {
 		err = doc.ValidateTools(s.cfg.ToolRules)
 	}
@@ -69,31 +71,39 @@ func (s *Server) parseAgentBody(raw json.RawMessage, creating bool) (agentBody, 
 		}
 		return agentBody{}, err
 	}
-	// The store stores (and compares) members canonically: canonicalizing
-	// them here too was 9% of the CPU a Create took.
-	body.fields = members
+	body.fields = fields
 	return body, nil
+}
+
+// canonicalMembers writes each member in canonical form
+// (agent.AppendCanonical): the store takes canonical members as they are.
+func canonicalMembers(members map[string]any) (map[string]json.RawMessage, error) {
+	fields := make(map[string]json.RawMessage, len(members))
+	for name, v := range members {
+		b, err := agent.AppendCanonical(nil, v)
+		if err != nil {
+			return nil, fmt.Errorf("server: member %q: %w", name, err)
+		}
+		fields[name] = b
+	}
+	return fields, nil
 }
 
 // normalizeMembers trims the name and rewrites the ElizaOS shorthands into
 // the stored forms; agent.Document.ValidateMembers checks the result.
-func normalizeMembers(m map[string]json.RawMessage) error {
-	if raw, ok := m["name"]; ok {
-		var name string
-		if err := json.Unmarshal(raw, &name); err != nil {
+func normalizeMembers(m map[string]any) error {
+	if v, ok := m["name"]; ok {
+		name, ok := v.(string)
+		if !ok {
 			return invalidRequest("name", "must be a string")
 		}
-		m["name"] = mustJSON(strings.TrimSpace(name))
+		m["name"] = strings.TrimSpace(name)
 	}
-	if raw, ok := m["bio"]; ok && bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
-		var one string
-		if err := json.Unmarshal(raw, &one); err != nil {
-			return invalidRequest("bio", "must be a string or a list of strings")
-		}
-		m["bio"] = mustJSON([]string{one})
+	if one, ok := m["bio"].(string); ok {
+		m["bio"] = []any{one}
 	}
-	if raw, ok := m["plugins"]; ok {
-		plugins, err := normalizePlugins(raw)
+	if v, ok := m["plugins"]; ok {
+		plugins, err := normalizePlugins(v)
 		if err != nil {
 			return err
 		}
@@ -104,51 +114,53 @@ func normalizeMembers(m map[string]json.RawMessage) error {
 
 // normalizePlugins stores every entry as `{name, enabled, config}`: a bare
 // name is an enabled plugin without configuration.
-func normalizePlugins(raw json.RawMessage) (json.RawMessage, error) {
-	var entries []json.RawMessage
-	if err := json.Unmarshal(raw, &entries); err != nil {
+func normalizePlugins(v any) ([]any, error) {
+	entries, ok := v.([]any)
+	if !ok {
 		return nil, invalidRequest("plugins", "must be a list")
 	}
-	out := make([]map[string]json.RawMessage, len(entries))
+	out := make([]any, len(entries))
 	for i, e := range entries {
-		var name string
-		if json.Unmarshal(e, &name) == nil {
-			out[i] = map[string]json.RawMessage{"name": mustJSON(name)}
-		} else if err := json.Unmarshal(e, &out[i]); err != nil {
+		var plugin map[string]any
+		switch e := e.(type) {
+		case string:
+			plugin = map[string]any{"name": e}
+		case map[string]any:
+			plugin = e
+		default:
 			return nil, invalidRequest(fmt.Sprintf("plugins[%d]", i), "must be a plugin name or object")
 		}
-		if _, ok := out[i]["enabled"]; !ok {
-			out[i]["enabled"] = json.RawMessage("true")
+		if _, ok := plugin["enabled"]; !ok {
+			plugin["enabled"] = true
 		}
-		if _, ok := out[i]["config"]; !ok {
-			out[i]["config"] = json.RawMessage("{}")
+		if _, ok := plugin["config"]; !ok {
+			plugin["config"] = map[string]any{}
 		}
+		out[i] = plugin
 	}
-	return mustJSON(out), nil
+	return out, nil
 }
 
 // applyModelDefaults resolves an empty or missing modelProvider to the
 // configured default and, on create, a missing model to the provider's
 // default model.
-func (s *Server) applyModelDefaults(m map[string]json.RawMessage, creating bool) error {
+func (s *Server) applyModelDefaults(m map[string]any, creating bool) error {
 	provider := ""
-	if raw, ok := m["modelProvider"]; ok {
-		if err := json.Unmarshal(raw, &provider); err != nil {
+	v, hasProvider := m["modelProvider"]
+	if hasProvider {
+		var ok bool
+		if provider, ok = v.(string); !ok {
 			return invalidRequest("modelProvider", "must be a string")
 		}
 	}
-	if provider == "" && (creating || m["modelProvider"] != nil) {
+	if provider == "" && (creating || hasProvider) {
 		provider = s.cfg.DefaultProvider
-		m["modelProvider"] = mustJSON(provider)
+		m["modelProvider"] = provider
 	}
 	if _, ok := m["model"]; creating && !ok {
-		m["model"] = mustJSON(s.cfg.DefaultModels[provider])
+		m["model"] = s.cfg.DefaultModels[provider]
 	}
 	return nil
-}
-
-func isJSONNull(v json.RawMessage) bool {
-	return bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 }
 
 // mustJSON marshals values that cannot fail to marshal (strings, maps of raw

@@ -31,7 +31,9 @@ func principalFrom(ctx context.Context) domain.Principal {
 // find the operation in the spec (404/405), authenticate (401), take the
 // rate limits (429), check the key's scope (403), check the media type (415)
 // and size (413) of the body, then validate the request against the spec
-// (400), and last run the request under its Idempotency-Key, if any.
+// (400; Create and Update Agent keep the decoded body for their handler,
+// keepDecodedBody), and last run the request under its Idempotency-Key, if
+// any.
 func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		req := c.Request()
@@ -66,7 +68,8 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 			return errForbidden
 		}
 		limit := s.bodyLimit(operationID)
-		if err := s.checkBody(c.Response(), req, route.Operation, limit); err != nil {
+		raw, err := s.checkBody(c.Response(), req, route.Operation, limit)
+		if err != nil {
 			return err
 		}
 		if idempotentOps[operationID] {
@@ -81,8 +84,15 @@ func (s *Server) gate(next echo.HandlerFunc) echo.HandlerFunc {
 		if selfReadBodies[operationID] {
 			input.Options = s.selfReadValidation
 		}
+		if decodedBodyOps[operationID] {
+			input.Options = s.keepingValidation
+		}
 		if err := openapi3filter.ValidateRequest(req.Context(), input); err != nil {
 			return translateValidation(err, operationID, limit)
+		}
+		if decodedBodyOps[operationID] {
+			req = keepDecodedBody(req, raw)
+			c.SetRequest(req)
 		}
 		if err := checkParams(req, route, pathParams); err != nil {
 			return err
@@ -228,30 +238,30 @@ func (s *Server) bodyLimit(op string) int64 {
 }
 
 // checkBody enforces the media type and the size cap (limit) of POST and
-// PATCH bodies; the cap also guards the reads the validator does next. An
-// operation that takes no body (rotate, test, retry) may be called without
-// one, and so without a Content-Type.
-func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi3.Operation, limit int64) error {
+// PATCH bodies, and returns the body read; the cap also guards the reads
+// the validator does next. An operation that takes no body (rotate, test,
+// retry) may be called without one, and so without a Content-Type.
+func (s *Server) checkBody(w http.ResponseWriter, req *http.Request, op *openapi3.Operation, limit int64) ([]byte, error) {
 	if req.Method != http.MethodPost && req.Method != http.MethodPatch {
-		return nil
+		return nil, nil
 	}
 	if op.RequestBody == nil && req.ContentLength == 0 && len(req.TransferEncoding) == 0 {
-		return nil
+		return nil, nil
 	}
 	mediaType, _, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || mediaType != echo.MIMEApplicationJSON {
-		return errUnsupportedMediaType
+		return nil, errUnsupportedMediaType
 	}
 	if req.ContentLength > limit {
-		return errPayloadTooLarge(limit)
+		return nil, errPayloadTooLarge(limit)
 	}
 	raw, err := io.ReadAll(http.MaxBytesReader(w, req.Body, limit))
 	if err != nil {
-		return err // a *http.MaxBytesError is 413; a broken connection has nobody to answer
+		return nil, err // a *http.MaxBytesError is 413; a broken connection has nobody to answer
 	}
 	if be := checkBodyDepth(raw); be != nil {
-		return invalidRequest(be.Field, be.Reason)
+		return nil, invalidRequest(be.Field, be.Reason)
 	}
 	req.Body = io.NopCloser(bytes.NewReader(raw))
-	return nil
+	return raw, nil
 }

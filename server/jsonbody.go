@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,6 +141,67 @@ func formatPath(path []any) string {
 		}
 	}
 	return b.String()
+}
+
+// decodedBodyOps are the operations whose handler takes the body the
+// validator decoded (agentBodyOf) instead of decoding it again: the gate
+// validates them keeping the decoded value (KeepValidatedValue) and hands
+// it over in the request's context (keepDecodedBody).
+var decodedBodyOps = map[string]bool{"createAgent": true, "updateAgent": true}
+
+// decodedBodyKey keys a decodedBody in a request context.
+type decodedBodyKey struct{}
+
+// decodedBody is a JSON object body as the validator decoded it, with the
+// bytes it was decoded from.
+type decodedBody struct {
+	raw    json.RawMessage
+	object map[string]any
+}
+
+// keepDecodedBody puts the object the validator decoded of req's body,
+// whose bytes are raw, in req's context. The body it leaves offers the
+// strict handler's binding, which binds a value the validator kept rather
+// than decode the body, the value null: its handler reads the context.
+func keepDecodedBody(req *http.Request, raw []byte) *http.Request {
+	kept, ok := req.Body.(interface{ ValidatedValue() any })
+	if !ok {
+		return req
+	}
+	object, ok := kept.ValidatedValue().(map[string]any)
+	if !ok {
+		return req
+	}
+	req = req.WithContext(context.WithValue(req.Context(), decodedBodyKey{}, decodedBody{raw: raw, object: object}))
+	req.Body = handedOverBody{req.Body}
+	return req
+}
+
+// handedOverBody is a body whose decoded value is in the request's context.
+type handedOverBody struct{ io.ReadCloser }
+
+// ValidatedValue is what the strict handler's binding takes as the
+// validated body: null, not the object, which it would encode again.
+func (handedOverBody) ValidatedValue() any { return nil }
+
+// agentBodyOf returns the members of an agent body, as the gate's
+// validator decoded them, and the body's bytes; body, the strict handler's
+// copy, is decoded only when the context has none.
+func agentBodyOf(ctx context.Context, body *json.RawMessage) (map[string]any, json.RawMessage, error) {
+	if d, ok := ctx.Value(decodedBodyKey{}).(decodedBody); ok {
+		return d.object, d.raw, nil
+	}
+	var raw json.RawMessage
+	if body != nil {
+		raw = *body
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var members map[string]any
+	if err := dec.Decode(&members); err != nil || members == nil {
+		return nil, nil, invalidRequest("body", "must be a JSON object")
+	}
+	return members, raw, nil
 }
 
 func init() {

@@ -73,7 +73,7 @@ func agentMembersOf(spec *openapi3.T) (agentMembers, error) {
 
 // checkUnknown refuses a body with more than maxUnknownMembers members the
 // contract does not describe, naming the first one past the bound.
-func (m agentMembers) checkUnknown(members map[string]json.RawMessage) error {
+func (m agentMembers) checkUnknown(members map[string]any) error {
 	var unknown []string
 	for name := range members {
 		if !m.known[name] {

@@ -33,6 +33,9 @@ type Server struct {
 	metrics                        *serverMetrics
 	members                        agentMembers
 	mcp                            *mcpServer
+	// keepingValidation are validation keeping the decoded body for its
+	// handler (decodedBodyOps).
+	keepingValidation *openapi3filter.Options
 	// a2a answers the agents' A2A JSON-RPC calls.
 	a2a *a2a.Handler
 	// streams runs this replica's streamed replies and finds the others'.
@@ -87,6 +90,9 @@ func New(cfg Config) (*Server, error) {
 	selfRead := *s.validation
 	selfRead.ExcludeRequestBody = true
 	s.selfReadValidation = &selfRead
+	keeping := *s.validation
+	keeping.KeepValidatedValue = true
+	s.keepingValidation = &keeping
 	if s.a2a, err = a2a.New(a2a.Config{Turns: a2aTurns{Turns: cfg.Turns, s: s}, Tasks: cfg.Store.Tasks, Explain: s.explainProblem,
 		Logger: cfg.Logger, TaskLease: cfg.ReplicaLostAfter, RunWait: cfg.RunWait}); err != nil {
 		return nil, err

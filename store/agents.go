@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"time"
@@ -36,7 +37,7 @@ func (s Agents) CreateAgent(ctx context.Context, a domain.Agent, quota int) (dom
 	t := s.now()
 	row := agentRow{
 		ID: ctext(newID("agent_", t)), AccountID: ctext(a.AccountID), Status: ctext(domain.StatusActive),
-		CreatedAt: t, UpdatedAt: t,
+		CreatedAt: t, UpdatedAt: t, Version: 1,
 	}
 	if fields, err = s.sealAll(fields, string(row.ID)); err != nil {
 		return domain.Agent{}, wrap("create agent", err)
@@ -49,7 +50,7 @@ func (s Agents) CreateAgent(ctx context.Context, a domain.Agent, quota int) (dom
 	}
 	out := toAgentFields(row, fields)
 	err = s.writeEventsVia(s.writeGrouped, ctx, "create agent", func(tx *gorm.DB, emit emitFunc) error {
-		if err := tx.Create(&row).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
+		if err := tx.Exec(insertAgentSQL, row.values()...).Error; errors.Is(err, gorm.ErrForeignKeyViolated) {
 			return domain.ErrNotFound // the account is gone
 		} else if err != nil {
 			return err
@@ -72,19 +73,35 @@ func (s Agents) CreateAgent(ctx context.Context, a domain.Agent, quota int) (dom
 	return out, nil
 }
 
+// insertAgentSQL inserts an agent, its columns as agentRow.values gives
+// them. Written out: GORM's Create built it from the row type on every
+// Create, in the writer's transaction.
+const insertAgentSQL = `INSERT INTO agents (id, account_id, name, model_provider, model, delete_protection, status,
+	status_reason, retry_at, fields, clients, created_at, updated_at, total_messages, total_conversations,
+	error_since, error_millis, version, document, document_rev, knowledge_docs)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// values are r's columns in insertAgentSQL's order.
+func (r *agentRow) values() []any {
+	return []any{r.ID, r.AccountID, r.Name, r.ModelProvider, r.Model, r.DeleteProtection, r.Status,
+		r.StatusReason, r.RetryAt, r.Fields, r.Clients, r.CreatedAt, r.UpdatedAt, r.TotalMessages, r.TotalConversations,
+		r.ErrorSince, r.ErrorMillis, r.Version, r.Document, r.DocumentRev, r.KnowledgeDocs}
+}
+
+// takeAgentSlotSQL counts one agent more on an account under its quota
+// (the second and third arguments; a negative one has no bound) and
+// returns its webhook count.
+const takeAgentSlotSQL = `UPDATE accounts SET agent_count = agent_count + 1, agent_set_version = agent_set_version + 1
+	WHERE id = ? AND (? < 0 OR agent_count < ?) RETURNING webhook_count`
+
 // takeAgentSlot counts one agent more on the account, as countAgents
 // does, unless it has quota agents already (a negative quota has no
 // bound), and returns its webhook count, read under the row lock the
 // update takes. An account at its quota is an ErrQuotaExceeded *Error.
 func takeAgentSlot(tx *gorm.DB, accountID string, quota int) (webhooks int64, err error) {
-	var rows []accountRow
-	err = tx.Raw(`UPDATE accounts SET agent_count = agent_count + 1, agent_set_version = agent_set_version + 1
-		WHERE id = ? AND (? < 0 OR agent_count < ?) RETURNING webhook_count`, accountID, quota, quota).Scan(&rows).Error
-	switch {
-	case err != nil:
-		return 0, err
-	case len(rows) == 1:
-		return rows[0].WebhookCount, nil
+	err = tx.Raw(takeAgentSlotSQL, accountID, quota, quota).Row().Scan(&webhooks)
+	if !errors.Is(err, sql.ErrNoRows) {
+		return webhooks, err
 	}
 	var acct accountRow
 	if err := tx.Select("agent_count").Take(&acct, "id = ?", accountID).Error; err != nil {

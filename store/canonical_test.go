@@ -38,3 +38,22 @@ func TestCanonical(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeFields: the fields column is written as encoding/json writes
+// the map of members, canonical ones copied and any other compacted.
+func TestEncodeFields(t *testing.T) {
+	for _, fields := range []map[string]json.RawMessage{
+		{},
+		{"name": json.RawMessage(`"Ada"`), "bio": json.RawMessage(`["a","b"]`), "a\u2028<": json.RawMessage(`{"x":1}`)},
+		{"name": json.RawMessage(`"Ada"`), "settings": json.RawMessage(`{ "b" : 1, "a": "<" }`)},
+	} {
+		want, err := encodeJSON(fields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeFields(fields)
+		if err != nil || got != string(want) {
+			t.Errorf("encodeFields(%v) = %s, %v; want %s", fields, got, err, want)
+		}
+	}
+}

@@ -79,7 +79,7 @@ func writeMember(b *bytes.Buffer, name string, value []byte) error {
 	if b.Len() > 1 {
 		b.WriteByte(',')
 	}
-	key, err := encodeJSON(name)
+	key, err := agent.AppendCanonical(b.AvailableBuffer(), name)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func renderDocument(a domain.Agent) (string, error) {
 		if m.name == "statusReason" && (a.Status != domain.StatusError || a.StatusReason == "") {
 			continue
 		}
-		v, err := encodeJSON(m.value)
+		v, err := agent.AppendCanonical(nil, m.value)
 		if err != nil {
 			return "", err
 		}

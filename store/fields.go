@@ -58,13 +58,42 @@ func setFields(row *agentRow, fields agent.Document) error {
 	_, _ = fields.Decode("modelProvider", &provider) // valid: the shapes were checked
 	_, _ = fields.Decode("model", &model)
 	_, _ = fields.Decode("deleteProtection", &protect)
-	enc, err := encodeJSON(fields)
+	enc, err := encodeFields(fields)
 	if err != nil {
 		return invalidf("encode fields: %v", err)
 	}
 	row.Name, row.ModelProvider, row.Model, row.DeleteProtection = ctext(fields.Name()), provider, model, protect
-	row.Fields, row.Clients = string(enc), clientsOf(fields)
+	row.Fields, row.Clients = enc, clientsOf(fields)
 	return nil
+}
+
+// encodeFields writes fields as the fields column holds them, the JSON
+// object of its members by name. Members are canonical, so they are
+// copied as they are, not compacted by encoding/json; a member that is
+// not (none should be) sends the whole object through encoding/json.
+func encodeFields(fields map[string]json.RawMessage) (string, error) {
+	names := sortedKeys(fields)
+	size := 2
+	for _, name := range names {
+		size += len(name) + len(fields[name]) + 4
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	for i, name := range names {
+		v := fields[name]
+		if !agent.IsCanonical(v) {
+			enc, err := encodeJSON(fields)
+			return string(enc), err
+		}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b, _ = agent.AppendCanonical(b, name) // a string never fails
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	b = append(b, '}')
+	return string(b), nil
 }
 
 // decodeFields decodes a stored fields column.

@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -46,7 +48,7 @@ func (s Agents) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	}
 	u := agentUpdate{s: s.core, accountID: accountID, id: id, in: in, status: status, ifVersion: ifVersion}
 	for range optimisticUpdates {
-		if err := u.plan(s.read(ctx)); err != nil || !u.write {
+		if err := u.plan(s.read(ctx), false); err != nil || !u.write {
 			return u.result(wrap("update agent", err))
 		}
 		err := s.writeEventsVia(s.writeGrouped, ctx, "update agent", u.save)
@@ -57,7 +59,7 @@ func (s Agents) UpdateAgent(ctx context.Context, accountID, id string, fields ma
 	// The agent kept changing between the read and the write: this time
 	// read it under the write's lock.
 	return u.result(s.writeEvents(ctx, "update agent", func(tx *gorm.DB, emit emitFunc) error {
-		if err := u.plan(forUpdate(tx)); err != nil || !u.write {
+		if err := u.plan(tx, true); err != nil || !u.write {
 			return err
 		}
 		return u.save(tx, emit)
@@ -84,39 +86,63 @@ type agentUpdate struct {
 	status    *domain.Status
 	ifVersion int64
 
-	row     agentRow      // the agent as it will be
-	read    int64         // its version when read
-	from    domain.Status // its status when read
+	row     agentRow // the agent as it will be
+	before  agentRow // the agent as read
+	read    int64    // its version when read
 	stored  map[string]json.RawMessage
 	changes []string
 	write   bool
 }
 
-// plan reads the agent through db and works out the update.
-func (u *agentUpdate) plan(db *gorm.DB) error {
+// planAgentSQL reads what an update works from: every column of the
+// agent but its document, which the update renders again. Written out:
+// GORM built it, and scanned the row by reflection, on every update.
+const planAgentSQL = `SELECT id, account_id, name, model_provider, model, delete_protection, status, status_reason,
+	retry_at, fields, clients, created_at, updated_at, total_messages, total_conversations, error_since,
+	error_millis, version, document_rev, knowledge_docs FROM agents WHERE id = ? AND account_id = ?`
+
+// planColumns are where planAgentSQL's columns go in r.
+func (r *agentRow) planColumns() []any {
+	return []any{&r.ID, &r.AccountID, &r.Name, &r.ModelProvider, &r.Model, &r.DeleteProtection, &r.Status,
+		&r.StatusReason, &r.RetryAt, &r.Fields, &r.Clients, &r.CreatedAt, &r.UpdatedAt, &r.TotalMessages,
+		&r.TotalConversations, &r.ErrorSince, &r.ErrorMillis, &r.Version, &r.DocumentRev, &r.KnowledgeDocs}
+}
+
+// plan reads the agent through db, locking its row when lock (on
+// PostgreSQL; SQLite's writer is exclusive already), and works out the
+// update.
+func (u *agentUpdate) plan(db *gorm.DB, lock bool) error {
+	query := planAgentSQL
+	if lock && u.s.postgres {
+		query += " FOR UPDATE"
+	}
 	u.row = agentRow{}
-	if err := db.Take(&u.row, "id = ? AND account_id = ?", u.id, u.accountID).Error; err != nil {
+	err := db.Raw(query, u.id, u.accountID).Row().Scan(u.row.planColumns()...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return gorm.ErrRecordNotFound
+	}
+	if err != nil {
 		return err
 	}
 	if err := checkVersion(u.row.Version, u.ifVersion); err != nil {
 		return err
 	}
-	u.read, u.from = u.row.Version, domain.Status(u.row.Status)
-	var err error
+	u.before, u.read = u.row, u.row.Version
 	u.stored, u.changes, u.write, err = u.s.mergeUpdate(&u.row, u.in, u.status)
 	return err
 }
 
 // save writes the planned row unless the agent moved since it was read.
 func (u *agentUpdate) save(tx *gorm.DB, emit emitFunc) error {
-	res := tx.Model(&agentRow{}).Where("id = ? AND version = ?", u.id, u.read).Updates(updatedColumns(&u.row, u.from))
+	set, args := updatedColumns(&u.row, &u.before)
+	res := tx.Exec("UPDATE agents SET "+set+" WHERE id = ? AND version = ?", append(args, u.id, u.read)...)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
 		return errVersionMoved
 	}
-	return emitUpdate(emit, toAgentFields(u.row, u.stored), u.from, u.changes)
+	return emitUpdate(emit, toAgentFields(u.row, u.stored), domain.Status(u.before.Status), u.changes)
 }
 
 // result is what UpdateAgent returns once the update ended with err.
@@ -292,27 +318,57 @@ func saveStatus(tx *gorm.DB, row *agentRow) error {
 	return tx.Model(&agentRow{}).Where("id = ?", row.ID).Updates(statusColumns(row)).Error
 }
 
-// updatedColumns are the columns an update of row writes: its fields, and
-// its status columns when its status moved from from. An update that
-// leaves the status alone leaves them alone too, so a cool-down set by
-// MarkAgentError meanwhile, which keeps the version, stays.
-func updatedColumns(row *agentRow, from domain.Status) map[string]any {
-	cols := map[string]any{
-		"version":      row.Version,
-		"document":     row.Document,
-		"document_rev": row.DocumentRev,
+// updatedColumns are the SET list of an update of row, read as before,
+// and its arguments: the fields and the document, rendered again, and
+// each other column whose value moved, in a fixed order (so that each
+// combination is one prepared statement). A column left alone is not
+// written, and an index over none that moved is not touched: a PATCH of
+// the goals rewrites neither the name's index nor the status's. The
+// status columns are written together when the status moved: a
+// cool-down set by MarkAgentError meanwhile, which keeps the version, is
+// kept by an update that leaves the status alone.
+func updatedColumns(row, before *agentRow) (string, []any) {
+	var set strings.Builder
+	var args []any
+	add := func(column string, v any) {
+		if set.Len() > 0 {
+			set.WriteString(", ")
+		}
+		set.WriteString(column + " = ?")
+		args = append(args, v)
 	}
-	if domain.Status(row.Status) != from {
-		cols = statusColumns(row)
+	add("fields", row.Fields)
+	add("document", row.Document)
+	add("document_rev", row.DocumentRev)
+	if row.Version != before.Version {
+		add("version", row.Version)
 	}
-	cols["name"] = row.Name
-	cols["model_provider"] = row.ModelProvider
-	cols["model"] = row.Model
-	cols["delete_protection"] = row.DeleteProtection
-	cols["fields"] = row.Fields
-	cols["clients"] = row.Clients
-	cols["updated_at"] = row.UpdatedAt
-	return cols
+	if !row.UpdatedAt.Equal(before.UpdatedAt) {
+		add("updated_at", row.UpdatedAt)
+	}
+	if row.Name != before.Name {
+		add("name", row.Name)
+	}
+	if row.ModelProvider != before.ModelProvider {
+		add("model_provider", row.ModelProvider)
+	}
+	if row.Model != before.Model {
+		add("model", row.Model)
+	}
+	if row.DeleteProtection != before.DeleteProtection {
+		add("delete_protection", row.DeleteProtection)
+	}
+	if row.Clients != before.Clients {
+		add("clients", row.Clients)
+	}
+	if row.Status != before.Status {
+		add("status", row.Status)
+		add("status_reason", row.StatusReason)
+		add("retry_at", row.RetryAt)
+		add("error_since", row.ErrorSince)
+		add("error_millis", row.ErrorMillis)
+	}
+	return set.String(), args
 }
 
 // statusColumns are the columns a status change writes. Updates with a map
