@@ -90,7 +90,11 @@ type Run struct {
 	ParentRunID, ScheduleID string
 	// ScheduleDue, on a run a schedule makes, is the due time it fires:
 	// the run is stored only by the process that claims that due time.
-	ScheduleDue           time.Time
+	ScheduleDue time.Time
+	// StartAtOnce, on a run being accepted, starts it as it is stored
+	// when no run of its conversation is ahead of it, for a caller that
+	// shows no queued state: the start is then no write of its own.
+	StartAtOnce           bool
 	Strategy              Strategy
 	Attempts              int
 	CreatedAt             time.Time
@@ -116,6 +120,17 @@ func (r Run) RequiredAction() *RequiredAction {
 		return nil
 	}
 	return &RequiredAction{ToolCalls: r.Waiting(), ExpiresAt: r.ExpiresAt}
+}
+
+// RunEnd is how a run ends in the transaction that stores its reply
+// (the store's FinishExchange): a reply stored and the run's end are then
+// one write, which a crash cannot part.
+type RunEnd struct {
+	Status RunStatus
+	// Reply is what the run keeps of its reply; its MessageID, CreatedAt
+	// and Partial are taken from the reply as stored.
+	Reply                   Reply
+	ErrorCode, ErrorMessage string
 }
 
 // RunQuery selects a page of runs, newest first.

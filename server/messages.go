@@ -25,7 +25,9 @@ func (s *Server) SendMessage(ctx context.Context, req gen.SendMessageRequestObje
 		}
 		return r, nil
 	}
-	t, err := s.cfg.Turns.Accept(ctx, apiTurn(ctx, req.AgentId, req.Body))
+	in := apiTurn(ctx, req.AgentId, req.Body)
+	in.StartAtOnce = true // the answer is its reply, or the run as it is after the wait
+	t, err := s.cfg.Turns.Accept(ctx, in)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/agentd/agentd/domain"
@@ -107,6 +108,30 @@ func (s Conversations) History(ctx context.Context, accountID, agentID string, c
 // ErrNotFound if the agent is gone or belongs to another account. It emits
 // message.completed in the same transaction.
 func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error) {
+	stored, convID, _, err := s.saveExchange(ctx, accountID, agentID, conv, user, reply, nil)
+	return stored, convID, err
+}
+
+// FinishExchange is SaveExchange that also ends the reply's run
+// (reply.RunID) as end says, in the same transaction, as FinishRun would:
+// a reply is never stored without its run's end, nor the run ended
+// without it. It returns the stored reply and the run as it ended; a zero
+// run when it is gone (its conversation was deleted meanwhile), the
+// exchange stored all the same.
+func (s Conversations) FinishExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message, end domain.RunEnd) (domain.Message, domain.Run, error) {
+	if reply.RunID == "" {
+		return domain.Message{}, domain.Run{}, wrap("finish exchange", invalidf("the reply names no run"))
+	}
+	stored, _, run, err := s.saveExchange(ctx, accountID, agentID, conv, user, reply, &end)
+	if err != nil || run.ID == "" {
+		return stored, domain.Run{}, err
+	}
+	return stored, toRun(run), nil
+}
+
+// saveExchange is SaveExchange, and FinishExchange when end is set.
+func (s Conversations) saveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message,
+	end *domain.RunEnd) (domain.Message, string, runRow, error) {
 	t := s.now()
 	user = fillMessage(user, domain.RoleUser, t)
 	reply = fillMessage(reply, domain.RoleAssistant, t)
@@ -114,8 +139,9 @@ func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID stri
 		reply.CreatedAt = user.CreatedAt.Add(time.Millisecond)
 	}
 	var convID ctext
+	var run runRow
 	err := s.writeEventsVia(s.writeGrouped, ctx, "save exchange", func(tx *gorm.DB, emit emitFunc) error {
-		convID = ""
+		convID, run = "", runRow{}
 		known := true // no conversation: none to open
 		if conversationKey(conv) != "" {
 			var err error
@@ -139,14 +165,25 @@ func (s Conversations) SaveExchange(ctx context.Context, accountID, agentID stri
 			return err
 		}
 		if webhooks == 0 {
-			return nil // no webhook to deliver to: none to look for
+			emit = nil // no webhook to deliver to: none to look for
+		} else if err := emit(messageCompleted(accountID, agentID, conv, string(convID), user, reply)); err != nil {
+			return err
 		}
-		return emit(messageCompleted(accountID, agentID, conv, string(convID), user, reply))
+		if end == nil {
+			return nil
+		}
+		kept := end.Reply
+		kept.MessageID, kept.CreatedAt, kept.Partial = reply.ID, reply.CreatedAt, reply.Partial
+		run, err = s.finishRun(tx, emit, reply.RunID, end.Status, &kept, end.ErrorCode, end.ErrorMessage)
+		if errors.Is(err, domain.ErrRunNotFound) {
+			run, err = runRow{}, nil // the exchange is kept, as it would be without its run
+		}
+		return err
 	})
 	if err != nil {
-		return domain.Message{}, "", err
+		return domain.Message{}, "", runRow{}, err
 	}
-	return reply, string(convID), nil
+	return reply, string(convID), run, nil
 }
 
 // findConversation returns the id of the agent's conversation conv and

@@ -76,7 +76,8 @@ func (runRow) TableName() string { return "runs" }
 var activeStatuses = []string{string(domain.RunQueued), string(domain.RunRunning), string(domain.RunRequiresAction)}
 
 // AcceptRun stores r as a queued run of its conversation (and deletes the
-// agent's runs past RunRetention), applying its
+// agent's runs past RunRetention), or as a running one when r.StartAtOnce
+// and no run of its conversation is left ahead of it, applying its
 // strategy to the runs of the conversation that have not ended, in one
 // transaction: reject returns ErrConversationBusy naming the run in the
 // way; interrupt and rollback end them (interrupted, rolled_back); merge
@@ -159,6 +160,7 @@ func (s Runs) queue(tx *gorm.DB, emit emitFunc, r domain.Run, t time.Time) (doma
 	}
 	active, err := s.liveRuns(tx, ctext(lane))
 	if err != nil || len(active) == 0 {
+		r = startAtOnce(r, t)
 		return r, nil, s.insertRun(tx, r, lane, err)
 	}
 	var stopped []runRow
@@ -193,7 +195,19 @@ func (s Runs) queue(tx *gorm.DB, emit emitFunc, r domain.Run, t time.Time) (doma
 			return r, nil, err
 		}
 	}
+	if len(stopped) == len(active) { // none left ahead of it
+		r = startAtOnce(r, t)
+	}
 	return r, stopped, s.insertRun(tx, r, lane, nil)
+}
+
+// startAtOnce is r started at t, as StartRun would start it, when it
+// asks to be (StartAtOnce) and is first of its lane: one write fewer.
+func startAtOnce(r domain.Run, t time.Time) domain.Run {
+	if r.StartAtOnce {
+		r.Status, r.StartedAt, r.Attempts = domain.RunRunning, t, 1
+	}
+	return r
 }
 
 // emitEnded reports the end of runs.
@@ -214,6 +228,9 @@ func (s Runs) insertRun(tx *gorm.DB, r domain.Run, lane string, err error) error
 	}
 	row := fromRun(r)
 	row.Lane, row.BeatAt = ctext(lane), r.CreatedAt
+	if !r.StartedAt.IsZero() {
+		row.StartedAt = &r.StartedAt
+	}
 	if err := tx.Create(&row).Error; err != nil {
 		return err
 	}
@@ -330,35 +347,45 @@ func (s Runs) BeatRun(ctx context.Context, id string) error {
 func (s Runs) FinishRun(ctx context.Context, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (domain.Run, error) {
 	var row runRow
 	err := s.writeEvents(ctx, "finish run", func(tx *gorm.DB, emit emitFunc) error {
-		if err := forUpdate(tx).Take(&row, "id = ?", id).Error; err != nil {
-			return notFoundAs(err, domain.ErrRunNotFound)
-		}
-		ends := !domain.RunStatus(row.Status).Final()
-		if ends {
-			t := s.now()
-			row.Status, row.FinishedAt, row.ErrorCode, row.ErrorMessage = string(status), &t, code, message
-		}
-		if reply != nil {
-			b, err := json.Marshal(reply)
-			if err != nil {
-				return err
-			}
-			row.Reply = string(b)
-		}
-		err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
-			"finished_at": row.FinishedAt, "error_code": row.ErrorCode, "error_message": row.ErrorMessage, "reply": row.Reply}).Error
-		if err != nil || !ends {
-			return err
-		}
-		if err := noteRunFailed(tx, row); err != nil {
-			return err
-		}
-		return emitEnded(emit, []runRow{row})
+		var err error
+		row, err = s.finishRun(tx, emit, id, status, reply, code, message)
+		return err
 	})
 	if err != nil {
 		return domain.Run{}, err
 	}
 	return toRun(row), nil
+}
+
+// finishRun is FinishRun in tx: it ends run id and returns it as stored.
+// emit is nil when the account has no webhook, so there is no event to
+// look for a webhook of.
+func (s *core) finishRun(tx *gorm.DB, emit emitFunc, id string, status domain.RunStatus, reply *domain.Reply, code, message string) (runRow, error) {
+	var row runRow
+	if err := forUpdate(tx).Take(&row, "id = ?", id).Error; err != nil {
+		return row, notFoundAs(err, domain.ErrRunNotFound)
+	}
+	ends := !domain.RunStatus(row.Status).Final()
+	if ends {
+		t := s.now()
+		row.Status, row.FinishedAt, row.ErrorCode, row.ErrorMessage = string(status), &t, code, message
+	}
+	if reply != nil {
+		b, err := json.Marshal(reply)
+		if err != nil {
+			return row, err
+		}
+		row.Reply = string(b)
+	}
+	err := tx.Model(&runRow{}).Where("id = ?", row.ID).Updates(map[string]any{"status": row.Status,
+		"finished_at": row.FinishedAt, "error_code": row.ErrorCode, "error_message": row.ErrorMessage, "reply": row.Reply}).Error
+	if err != nil || !ends {
+		return row, err
+	}
+	if err := noteRunFailed(tx, row); err != nil || emit == nil {
+		return row, err
+	}
+	return row, emitEnded(emit, []runRow{row})
 }
 
 // CancelRun ends run id of the account's agent as cancelled unless it has

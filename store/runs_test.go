@@ -310,3 +310,63 @@ func TestRunJobsHook(t *testing.T) {
 		}
 	})
 }
+
+// TestFinishExchangeEndsItsRun: a run accepted to start at once is
+// running when first of its conversation and queued behind another; a
+// reply stored with FinishExchange ends its run in the same write, with
+// its reply, cost and run.completed after message.completed, as
+// SaveExchange then FinishRun did; a run gone meanwhile leaves the
+// exchange stored.
+func TestFinishExchangeEndsItsRun(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		acct := mustAccount(t, s, "acme")
+		mustWebhookAll(t, s, acct.ID)
+		a := mustAgent(t, s, acct.ID, "finisher")
+		conv, err := s.Conversations().OpenConversation(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann", Platform: "api"})
+		mustOK(t, err)
+		accept := func(text string) domain.Run {
+			t.Helper()
+			r, _, err := s.Runs().AcceptRun(ctx, domain.Run{AccountID: a.AccountID, AgentID: a.ID, ConversationID: conv, UserID: "ann",
+				Source: domain.SourceAPI, Text: text, MessageID: "msg_" + text, Strategy: domain.StrategyEnqueue, StartAtOnce: true})
+			mustOK(t, err)
+			return r
+		}
+		first, second := accept("one"), accept("two")
+		if first.Status != domain.RunRunning || first.StartedAt.IsZero() || first.Attempts != 1 || second.Status != domain.RunQueued {
+			t.Fatalf("accepted %s (started %v, %d attempts) and %s", first.Status, first.StartedAt, first.Attempts, second.Status)
+		}
+		if stored, err := s.Runs().GetRun(ctx, acct.ID, a.ID, first.ID); err != nil || stored.Status != domain.RunRunning || !stored.StartedAt.Equal(first.StartedAt) {
+			t.Fatalf("stored %+v, %v", stored, err)
+		}
+
+		user := domain.Message{Text: "one", UserID: "ann"}
+		reply := domain.Message{ID: first.MessageID, Text: "hi", PromptTokens: 10, CompletionTokens: 3, CostMicros: 42, RunID: first.ID}
+		end := domain.RunEnd{Status: domain.RunCompleted, Reply: domain.Reply{RunID: first.ID, Text: "hi", AgentID: a.ID, UserID: "ann",
+			Metadata: domain.ReplyMetadata{CostMicros: 42, Model: "m"}}}
+		stored, run, err := s.Conversations().FinishExchange(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann"}, user, reply, end)
+		mustOK(t, err)
+		if run.Status != domain.RunCompleted || run.FinishedAt.IsZero() || run.CostMicros != 42 || run.InputTokens != 10 ||
+			run.Reply == nil || run.Reply.MessageID != stored.ID || !run.Reply.CreatedAt.Equal(stored.CreatedAt) || run.Reply.Text != "hi" {
+			t.Fatalf("run ended as %+v (reply %+v)", run, run.Reply)
+		}
+		if got, err := s.Runs().GetRun(ctx, acct.ID, a.ID, first.ID); err != nil || got.Status != domain.RunCompleted || got.Reply == nil {
+			t.Fatalf("stored run %+v, %v", got, err)
+		}
+		var types []string
+		mustOK(t, s.r.Model(&eventRow{}).Where("account_id = ? AND type <> ?", acct.ID, domain.EventAgentCreated).Order("id").Pluck("type", &types).Error)
+		if strings.Join(types, ",") != "message.completed,run.completed" {
+			t.Errorf("events %v", types)
+		}
+
+		if _, err := s.Conversations().DeleteConversation(ctx, acct.ID, a.ID, conv); err != nil {
+			t.Fatal(err)
+		}
+		gone := domain.Message{ID: second.MessageID, Text: "late", RunID: second.ID}
+		stored, run, err = s.Conversations().FinishExchange(ctx, acct.ID, a.ID, domain.ConversationRef{UserID: "ann"}, domain.Message{Text: "two"}, gone,
+			domain.RunEnd{Status: domain.RunCompleted})
+		if err != nil || run.ID != "" || stored.ID != second.MessageID {
+			t.Errorf("a reply whose run is gone: %+v, run %+v, %v", stored, run, err)
+		}
+	})
+}

@@ -30,7 +30,7 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 	if callErr != nil {
 		cut := Result{}
 		if (reply.Text != "" || t.interrupted()) && !t.discards() {
-			stored, err := s.saveExchange(saveCtx, t, reply, meta, true)
+			stored, err := s.saveExchange(saveCtx, t, reply, meta, true, nil)
 			if err != nil {
 				return Result{}, err
 			}
@@ -47,7 +47,10 @@ func (s *Service) finish(ctx context.Context, t *Turn, reply llm.Reply, calls []
 			return Result{}, err
 		}
 	}
-	stored, err := s.saveExchange(saveCtx, t, reply, meta, false)
+	// The run ends with the exchange, as settle would end it after.
+	end := &domain.RunEnd{Status: domain.RunCompleted, Reply: s.result(t, domain.Message{}, reply, meta)}
+	end.Reply.RunID = t.runID
+	stored, err := s.saveExchange(saveCtx, t, reply, meta, false, end)
 	if err != nil {
 		return Result{}, err
 	}
@@ -98,8 +101,11 @@ func (s *Service) priceOf(agent domain.Agent, answered string) price.Price {
 }
 
 // saveExchange stores the message and the reply described by meta, under
-// the turn's reply id; partial marks a reply cut short.
-func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool) (domain.Message, error) {
+// the turn's reply id; partial marks a reply cut short. With end, the run
+// ends as it says in the same write (its reply's id, time and partial flag
+// the stored reply's): its end is then stored (t.ended) and its lane
+// woken.
+func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, meta Metadata, partial bool, end *domain.RunEnd) (domain.Message, error) {
 	// The message dates from when its run started, so a conversation's
 	// history keeps the order its runs ran in.
 	asked := t.start
@@ -117,11 +123,29 @@ func (s *Service) saveExchange(ctx context.Context, t *Turn, reply llm.Reply, me
 	if at, ok := t.stoppedAt.Load().(time.Time); ok {
 		answer.CreatedAt = at
 	}
-	stored, _, err := s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
+	var stored domain.Message
+	var err error
+	if end == nil || t.ended.Load() {
+		stored, _, err = s.cfg.Stores.Conversations.SaveExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer)
+	} else {
+		stored, err = s.finishExchange(ctx, t, user, answer, *end)
+	}
 	if err == nil && meta.CostMicros > 0 {
 		s.alertSpend(ctx, t, meta.CostMicros)
 	}
 	return stored, err
+}
+
+// finishExchange stores the exchange and the end of t's run together.
+// A run gone meanwhile leaves its end to settle, which reports it.
+func (s *Service) finishExchange(ctx context.Context, t *Turn, user, answer domain.Message, end domain.RunEnd) (domain.Message, error) {
+	stored, run, err := s.cfg.Stores.Conversations.FinishExchange(ctx, t.agent.AccountID, t.agent.ID, t.in.Conv, user, answer, end)
+	if err != nil || run.ID == "" || t.ended.Swap(true) {
+		return stored, err
+	}
+	t.setRun(run)
+	s.board.runEnded(t.lane())
+	return stored, nil
 }
 
 // providerFailure handles a failed provider call: failures of the provider

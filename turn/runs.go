@@ -224,7 +224,7 @@ func (t *Turn) newRun() domain.Run {
 	return domain.Run{AccountID: t.agent.AccountID, AgentID: t.agent.ID,
 		ConversationID: t.convID, UserID: t.in.UserID, RoomID: t.in.Conv.RoomID, Source: t.in.Source,
 		Text: t.in.Text, MessageID: t.replyID, Strategy: strategy(t.in, t.agent), Input: runInput(t.in),
-		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue}
+		ParentRunID: t.in.ParentRunID, ScheduleID: t.in.ScheduleID, ScheduleDue: t.in.ScheduleDue, StartAtOnce: t.in.StartAtOnce}
 }
 
 // accept stores t's message as a run of its conversation. A message
@@ -301,11 +301,8 @@ func (s *Service) keepInterrupted(ctx context.Context, t *Turn, run domain.Run) 
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), saveTimeout)
 	defer cancel()
 	meta := s.metadata(t, llm.Reply{})
-	stored, err := s.saveExchange(writeCtx, t, llm.Reply{}, meta, true)
-	if err == nil {
-		res := s.result(t, stored, llm.Reply{}, meta)
-		_, err = s.cfg.Stores.Runs.FinishRun(writeCtx, t.runID, run.Status, &res, "", "")
-	}
+	end := &domain.RunEnd{Status: run.Status, Reply: s.result(t, domain.Message{}, llm.Reply{}, meta)}
+	_, err := s.saveExchange(writeCtx, t, llm.Reply{}, meta, true, end)
 	if err != nil {
 		s.cfg.Logger.WarnContext(ctx, "the message of an interrupted run not kept", "run", t.runID, "error", err)
 	}

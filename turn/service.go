@@ -70,6 +70,10 @@ type Conversations interface {
 	// SaveExchange stores a message and its reply in the conversation,
 	// with their analytics and events, and returns the stored reply.
 	SaveExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message) (domain.Message, string, error)
+	// FinishExchange is SaveExchange that also ends the reply's run as
+	// end says, in the same write; a zero run when the run is gone.
+	FinishExchange(ctx context.Context, accountID, agentID string, conv domain.ConversationRef, user, reply domain.Message,
+		end domain.RunEnd) (domain.Message, domain.Run, error)
 	// OpenConversation is the id of the agent's conversation conv, which
 	// it creates when it does not exist; "" when conv names none.
 	OpenConversation(ctx context.Context, accountID, agentID string, conv domain.ConversationRef) (string, error)
@@ -229,6 +233,11 @@ type Input struct {
 	// on a message another server's ask sent, the runs of that chain so far.
 	ParentRunID string
 	AskDepth    int
+	// StartAtOnce starts the run as it is accepted when no run of its
+	// conversation is ahead of it, for a caller that shows nobody the
+	// run queued (a plain Send Message): one write fewer. Otherwise, and
+	// when a run is ahead, Start starts it.
+	StartAtOnce bool
 	// ScheduleID and ScheduleDue, on a schedule's message, are the
 	// schedule and the due time it fires: Accept makes the run only when
 	// it claims that due time (else domain.ErrScheduleTaken).

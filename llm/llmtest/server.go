@@ -103,7 +103,9 @@ type Server struct {
 	emb      embeddingState
 	once     sync.Once
 	lenient  bool
-	checks   sync.WaitGroup // requests being checked against a document
+	// unchecked skips the document check (Unchecked).
+	unchecked bool
+	checks    sync.WaitGroup // requests being checked against a document
 }
 
 // format answers one request in a provider's wire format.
