@@ -51,6 +51,21 @@ type Agent struct {
 	Metrics          Metrics   // filled by the store's GetAgent only
 }
 
+// AgentSummary is what a listing of agents holds of each (List Agents'
+// entries): the store reads these columns alone.
+type AgentSummary struct {
+	ID            string
+	Name          string
+	ModelProvider string
+	Model         string
+	Status        Status
+	// Clients is the agent's "clients" member as stored (canonical JSON,
+	// an array of platform names); nil when the agent has none.
+	Clients   json.RawMessage
+	CreatedAt time.Time // UTC, millisecond precision
+	UpdatedAt time.Time // UTC, millisecond precision
+}
+
 // Metrics are an agent's counters, kept on the agent row (no message scans).
 type Metrics struct {
 	TotalMessages      int64   // messages the agent has answered

@@ -57,11 +57,7 @@ func (s *Server) ListAgents(ctx context.Context, req gen.ListAgentsRequestObject
 	if err != nil {
 		return nil, err
 	}
-	list := gen.AgentList{Agents: make([]gen.AgentSummary, len(agents)), Pagination: pagination(q.Page, q.Limit, total)}
-	for i, a := range agents {
-		list.Agents[i] = agentSummary(a)
-	}
-	return gen.ListAgents200JSONResponse{Body: gen.AgentListEnvelope{Success: true, Data: list}}, nil
+	return agentListResponse{agents: agents, pagination: pagination(q.Page, q.Limit, total)}, nil
 }
 
 // listQuery applies the documented defaults to the validated parameters.

@@ -93,7 +93,7 @@ type Agents interface {
 	CharacterFile(a domain.Agent) (json.RawMessage, error)
 	// GetAgentDocument returns what Get Agent answers, as stored.
 	GetAgentDocument(ctx context.Context, accountID, id string) (domain.AgentDocument, error)
-	ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.Agent, int64, error)
+	ListAgents(ctx context.Context, accountID string, q domain.ListQuery) ([]domain.AgentSummary, int64, error)
 	UpdateAgent(ctx context.Context, accountID, id string, fields map[string]json.RawMessage, status *domain.Status, ifVersion int64) (domain.Agent, []string, error)
 	DeleteAgent(ctx context.Context, accountID, id string, ifVersion int64) (domain.Agent, error)
 }

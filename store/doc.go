@@ -13,8 +13,8 @@
 //   - agents: agents.go (with AgentVersionsChangedSince and AgentsByID,
 //     the changed agents the connection supervisor reads), update.go
 //     (UpdateAgent), fields.go and canonical.go (members stored
-//     canonically), list.go and pagestarts.go (ListAgents, deep pages at
-//     the cost of the first), document.go (Get Agent's document,
+//     canonically), list.go, storedtime.go and pagestarts.go (ListAgents,
+//     read without GORM, deep pages at the cost of the first), document.go (Get Agent's document,
 //     CharacterFile), secrets.go and rotate.go (sealed secrets,
 //     RotateSecrets);
 //   - conversations and their history: conversations.go (SaveExchange, one

@@ -179,7 +179,8 @@ func TestListAgentsFilterAndBounds(t *testing.T) {
 		if len(list) != 7 || total != 7 || list[0].ID != expectedOrder(agents, domain.SortCreatedAt, false)[0] {
 			t.Errorf("defaults: %d agents, total %d", len(list), total)
 		}
-		if list[0].Name == "" || list[0].Fields["name"] != nil {
+		if list[0].Name == "" || list[0].ModelProvider == "" || list[0].Model == "" || list[0].Status == "" ||
+			list[0].CreatedAt.IsZero() || list[0].UpdatedAt.IsZero() || list[0].CreatedAt.Location() != time.UTC {
 			t.Errorf("listed agents are not summaries: %+v", list[0])
 		}
 		list, total, err = s.Agents().ListAgents(ctx, "acct_nobody", domain.ListQuery{})
@@ -220,6 +221,38 @@ func TestListAgentsUsesIndexes(t *testing.T) {
 	}
 }
 
+// Every page query reads its page through its sort index, in order, and
+// counts once a statement.
+func TestListQueriesPlans(t *testing.T) {
+	s := newSQLite(t)
+	for sh, q := range listQueries[0] {
+		if sh.from && sh.col != "created_at" {
+			continue // only the default listing starts from a start
+		}
+		var plan []struct {
+			ID, Parent, Notused int
+			Detail              string
+		}
+		args := []any{"a"}
+		if sh.status {
+			args = append(args, "active")
+		}
+		if sh.from {
+			args = append(args, "2026-11-28 14:05:01.123+00:00", "agent_x")
+		}
+		args = append(args, 21)
+		if !sh.from {
+			args = append(args, 40)
+		}
+		mustOK(t, s.r.Raw("EXPLAIN QUERY PLAN "+q, args...).Scan(&plan).Error)
+		text := fmt.Sprint(plan)
+		if !strings.Contains(text, "USING INDEX idx_agents_account_") || strings.Contains(text, "TEMP B-TREE") ||
+			strings.Contains(text, "CORRELATED") || !strings.Contains(text, "SCALAR SUBQUERY") {
+			t.Errorf("%+v: %s", sh, text)
+		}
+	}
+}
+
 func TestListAgentsSummaryClients(t *testing.T) {
 	backends(t, func(t *testing.T, s *Store) {
 		ctx := context.Background()
@@ -232,19 +265,52 @@ func TestListAgentsSummaryClients(t *testing.T) {
 		if total != 2 || len(list) != 2 {
 			t.Fatalf("%d agents, total %d", len(list), total)
 		}
-		if list[0].ID != with.ID || string(list[0].Fields["clients"]) != `["discord","slack"]` {
-			t.Errorf("clients of %s: %s", list[0].ID, list[0].Fields["clients"])
+		if list[0].ID != with.ID || string(list[0].Clients) != `["discord","slack"]` {
+			t.Errorf("clients of %s: %s", list[0].ID, list[0].Clients)
 		}
-		if _, ok := list[1].Fields["clients"]; ok {
-			t.Errorf("agent without clients lists %s", list[1].Fields["clients"])
+		if list[1].Clients != nil {
+			t.Errorf("agent without clients lists %s", list[1].Clients)
 		}
 		// A PATCH of clients reaches the summary.
 		_, _, err = s.Agents().UpdateAgent(ctx, acct.ID, with.ID, fields(t, "clients", []string{"telegram"}), nil, domain.AnyVersion)
 		mustOK(t, err)
 		list, _, err = s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{SortBy: domain.SortName})
 		mustOK(t, err)
-		if string(list[0].Fields["clients"]) != `["telegram"]` {
-			t.Errorf("clients after update: %s", list[0].Fields["clients"])
+		if string(list[0].Clients) != `["telegram"]` {
+			t.Errorf("clients after update: %s", list[0].Clients)
+		}
+	})
+}
+
+// A summary holds exactly what the agent holds, whatever its text: the
+// page query's row is packed on SQLite (see listQuery), and a name of
+// digits and colons, multi-byte characters or a NUL must come back whole.
+func TestListAgentsSummariesAreExact(t *testing.T) {
+	backends(t, func(t *testing.T, s *Store) {
+		ctx := context.Background()
+		withClock(s)
+		acct := mustAccount(t, s, "acme")
+		names := []string{"12:34", "3:abc", "0:", "é ü 日本 🎉", "a\x00b", strings.Repeat("9:ab:", 20), `"quoted" \ <html> & more`}
+		if s.postgres {
+			names[4] = "no NUL on PostgreSQL" // text there cannot hold one
+		}
+		want := map[string]domain.Agent{}
+		for i, name := range names {
+			a := mustAgent(t, s, acct.ID, name, "model", fmt.Sprintf("org/model:%d", i), "clients", []string{"discord"})
+			want[a.ID] = a
+		}
+		list, total, err := s.Agents().ListAgents(ctx, acct.ID, domain.ListQuery{Limit: 100})
+		mustOK(t, err)
+		if total != int64(len(names)) || len(list) != len(names) {
+			t.Fatalf("%d agents, total %d", len(list), total)
+		}
+		for _, got := range list {
+			a := want[got.ID]
+			if got.Name != a.Name || got.ModelProvider != a.ModelProvider || got.Model != a.Model || got.Status != a.Status ||
+				!got.CreatedAt.Equal(a.CreatedAt) || !got.UpdatedAt.Equal(a.UpdatedAt) || got.CreatedAt.Location() != time.UTC ||
+				got.UpdatedAt.Location() != time.UTC || string(got.Clients) != string(a.Fields["clients"]) {
+				t.Errorf("summary %+v\n of %+v", got, a)
+			}
 		}
 	})
 }

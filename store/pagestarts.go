@@ -3,6 +3,8 @@ package store
 import (
 	"sync"
 	"time"
+
+	"github.com/agentd/agentd/domain"
 )
 
 // pageStartsMax bounds the page starts kept; past it, they are all dropped.
@@ -34,19 +36,29 @@ type pageStart struct {
 	id         string
 }
 
-// startAt is the start of a page whose first agent is row, in the set of
-// agents of version setVersion.
-func startAt(setVersion int64, row agentRow) pageStart {
-	return pageStart{setVersion, row.CreatedAt, string(row.ID)}
+// startAt is the start of a page whose first agent is a, in the set of
+// agents of version setVersion. a.CreatedAt must be as read, in the
+// location the database gave it: SQLite compares the text the driver
+// writes it back as.
+func startAt(setVersion int64, a domain.AgentSummary) pageStart {
+	return pageStart{setVersion, a.CreatedAt, a.ID}
 }
 
 func newPageStarts() *pageStarts { return &pageStarts{starts: map[pageKey]pageStart{}} }
 
-// get returns the start of the page at k when it was read under setVersion.
-func (p *pageStarts) get(k pageKey, setVersion int64) (pageStart, bool) {
+// lookup returns the start kept for the page at k, whatever version of
+// the set of agents it was read under: the reader compares it with the
+// version it reads the page under.
+func (p *pageStarts) lookup(k pageKey) (pageStart, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s, ok := p.starts[k]
+	return s, ok
+}
+
+// get returns the start of the page at k when it was read under setVersion.
+func (p *pageStarts) get(k pageKey, setVersion int64) (pageStart, bool) {
+	s, ok := p.lookup(k)
 	return s, ok && s.setVersion == setVersion
 }
 

@@ -207,3 +207,17 @@ func (t *stmtTx) Rollback() error {
 	t.p.prepareAll(t.pending)
 	return err
 }
+
+// readRows runs query on the read pool through the pool's prepared
+// statement of it (a stmtPool's on SQLite, GORM's PrepareStmt cache on
+// PostgreSQL) without GORM's callbacks, for a hot read that scans its
+// rows itself. ctx should be a readContext. Its placeholders are $1, $2…,
+// which both SQLite and PostgreSQL read.
+func (s *core) readRows(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return s.r.ConnPool.QueryContext(ctx, query, args...)
+}
+
+// readRow is readRows for a query of one row.
+func (s *core) readRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return s.r.ConnPool.QueryRowContext(ctx, query, args...)
+}

@@ -266,10 +266,16 @@ func (s *core) Ping(ctx context.Context) error {
 // index and limit), so one whose caller left ends soon anyway. A read
 // whose caller has gone already does not start.
 func (s *core) read(ctx context.Context) *gorm.DB {
+	return s.r.WithContext(s.readContext(ctx))
+}
+
+// readContext is the context a plain read runs under (see read), for the
+// reads made on the read pool without GORM (readRows).
+func (s *core) readContext(ctx context.Context) context.Context {
 	if !s.postgres && ctx.Err() == nil {
-		ctx = context.WithoutCancel(ctx)
+		return context.WithoutCancel(ctx)
 	}
-	return s.r.WithContext(ctx)
+	return ctx
 }
 
 // write runs fn in one transaction on the writer and translates its error.
