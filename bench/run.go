@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	_ "embed" // agentBody
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -19,18 +20,11 @@ import (
 	"github.com/agentd/agentd/store"
 )
 
-// agentBody is the ~1 KB agent every Create sends and every seeded agent holds.
-var agentBody = []byte(`{"name":"Fozzie","modelProvider":"openai","model":"gpt-4o-mini",` +
-	`"system":"You are Fozzie Bear, a stand-up comedian who never gives up on a joke.",` +
-	`"bio":["Aspiring comedian with a heart of gold","Performs at the El Sleazo Cafe every night","Wears a polka-dot tie and a small brown hat"],` +
-	`"lore":["Started small in a touring show","Once shared a stage with a frog and a pig","Keeps a rubber chicken for emergencies"],` +
-	`"knowledge":["Puns","Timing","Hecklers and how to survive them","The history of vaudeville"],` +
-	`"goals":["Make people laugh","Land a joke in front of Statler and Waldorf"],` +
-	`"topics":["comedy","theatre","friendship"],"adjectives":["optimistic","earnest","nervous"],` +
-	`"clients":["discord","telegram"],` +
-	`"personality":{"traits":["optimistic","loyal","persistent"],"tone":"cheerful"},` +
-	`"style":{"all":["short sentences","ends jokes with wocka wocka"],"chat":["friendly"],"post":["upbeat"]},` +
-	`"modelSettings":{"temperature":0.7,"topP":0.9,"maxTokens":300}}`)
+// agentBody is the ~1 KB agent every Create sends and every seeded agent
+// holds (server's benchmarks send it too).
+//
+//go:embed agent.json
+var agentBody []byte
 
 // fixture is what the run seeds: keys and agent ids of its accounts.
 type fixture struct {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -162,18 +164,15 @@ func BenchmarkSSETokenEvent(b *testing.B) {
 	}
 }
 
-// benchAgentBody is the ~1 KB agent the bench's Create sends (bench/run.go).
-const benchAgentBody = `{"name":"Fozzie","modelProvider":"openai","model":"gpt-4o-mini",` +
-	`"system":"You are Fozzie Bear, a stand-up comedian who never gives up on a joke.",` +
-	`"bio":["Aspiring comedian with a heart of gold","Performs at the El Sleazo Cafe every night","Wears a polka-dot tie and a small brown hat"],` +
-	`"lore":["Started small in a touring show","Once shared a stage with a frog and a pig","Keeps a rubber chicken for emergencies"],` +
-	`"knowledge":["Puns","Timing","Hecklers and how to survive them","The history of vaudeville"],` +
-	`"goals":["Make people laugh","Land a joke in front of Statler and Waldorf"],` +
-	`"topics":["comedy","theatre","friendship"],"adjectives":["optimistic","earnest","nervous"],` +
-	`"clients":["discord","telegram"],` +
-	`"personality":{"traits":["optimistic","loyal","persistent"],"tone":"cheerful"},` +
-	`"style":{"all":["short sentences","ends jokes with wocka wocka"],"chat":["friendly"],"post":["upbeat"]},` +
-	`"modelSettings":{"temperature":0.7,"topP":0.9,"maxTokens":300}}`
+// benchAgentBody is the ~1 KB agent the bench's Create sends, read from
+// the bench's own file.
+func benchAgentBody(b *testing.B) string {
+	raw, err := os.ReadFile(filepath.Join("..", "bench", "agent.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(raw)
+}
 
 // benchConcurrent runs req from 16 clients at once, as the bench's
 // 16-connection point does.
@@ -204,9 +203,9 @@ func BenchmarkCreateAgentConcurrent(b *testing.B) {
 		RPM: 1 << 40, EndpointMultiplier: 1 << 30, AgentQuota: 1 << 30}); err != nil {
 		b.Fatal(err)
 	}
-	key := h.newKey("bench", domain.ScopeWrite)
+	key, body := h.newKey("bench", domain.ScopeWrite), benchAgentBody(b)
 	benchConcurrent(b, h, func(int64) request {
-		return request{method: "POST", path: "/v1/agents", key: key, body: benchAgentBody}
+		return request{method: "POST", path: "/v1/agents", key: key, body: body}
 	}, http.StatusCreated)
 }
 
@@ -215,7 +214,7 @@ func BenchmarkCreateAgentConcurrent(b *testing.B) {
 func BenchmarkUpdateAgentConcurrent(b *testing.B) {
 	h := newHarness(b)
 	var fields map[string]any
-	if err := json.Unmarshal([]byte(benchAgentBody), &fields); err != nil {
+	if err := json.Unmarshal([]byte(benchAgentBody(b)), &fields); err != nil {
 		b.Fatal(err)
 	}
 	ids := make([]string, 1000)
